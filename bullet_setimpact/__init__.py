@@ -1,0 +1,27 @@
+"""bullet-setimpact: set-valued simultaneous frictional impacts (Halm & Posa) for PyBullet."""
+
+from __future__ import annotations
+
+from . import planar
+from .errors import LCPError, SamplesDroppedWarning, SetImpactError, SetImpactWarning
+from .laws import LAWS, AnitescuPotraImpact, ImpactLaw, ImpactResult, OutcomeSet, RouthImpact, SequentialImpact
+from .problem import ImpactProblem
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LAWS",
+    "AnitescuPotraImpact",
+    "ImpactLaw",
+    "ImpactProblem",
+    "ImpactResult",
+    "LCPError",
+    "OutcomeSet",
+    "RouthImpact",
+    "SamplesDroppedWarning",
+    "SequentialImpact",
+    "SetImpactError",
+    "SetImpactWarning",
+    "planar",
+    "__version__",
+]

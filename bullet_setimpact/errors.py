@@ -1,0 +1,19 @@
+"""Exception and warning classes of bullet-setimpact (one hierarchy, as in gymnasium's ``error``)."""
+
+from __future__ import annotations
+
+
+class SetImpactError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class LCPError(SetImpactError, RuntimeError):
+    """An LCP could not be solved: ray termination, pivot cap, or residual above tolerance."""
+
+
+class SetImpactWarning(UserWarning):
+    """Base class of the package's warnings (filter them all with this category)."""
+
+
+class SamplesDroppedWarning(SetImpactWarning):
+    """Outcome-set samples were dropped because they had not terminated (journal Alg. 2, line 8)."""

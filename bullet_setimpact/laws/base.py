@@ -1,0 +1,153 @@
+"""The impact-law interface: ``resolve(problem, v_minus, rng) -> ImpactResult``.
+
+Modelled on ``scipy.integrate.OdeSolver``: the public :meth:`ImpactLaw.resolve` does the
+bookkeeping (input checks, random generator, energies, result assembly) and a law fills
+in one method, :meth:`ImpactLaw._resolve`, which returns a :class:`LawOutcome`.
+
+Rules for implementers of ``_resolve``:
+
+- use only the :class:`~bullet_setimpact.problem.ImpactProblem` (never PyBullet);
+- draw randomness only from the ``rng`` argument (no global state);
+- return the velocity after every impulse increment in ``path`` (``path[0] == v_minus``),
+  the total normal impulse per contact and the total tangential impulse per contact;
+- never hide a solver failure: let :class:`~bullet_setimpact.errors.LCPError` propagate,
+  or return ``terminated=False`` with a ``message``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..problem import ImpactProblem
+
+RandomLike = None | int | np.random.SeedSequence | np.random.Generator
+
+
+def as_generator(rng: RandomLike) -> np.random.Generator:
+    """A ``numpy.random.Generator`` from ``None``, an int seed, a ``SeedSequence`` or a generator."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (int, np.integer, np.random.SeedSequence)):
+        return np.random.default_rng(rng)
+    raise ValueError(f"rng must be None, an int, a SeedSequence or a numpy Generator, got {type(rng).__name__}")
+
+
+@dataclass(frozen=True)
+class LawOutcome:
+    """What a law's ``_resolve`` returns; :class:`ImpactResult` adds the bookkeeping."""
+
+    path: np.ndarray
+    normal_impulse: np.ndarray
+    friction_impulse: np.ndarray
+    terminated: bool
+    message: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ImpactResult:
+    """The outcome of one impact.
+
+    Attributes
+    ----------
+    v_plus : ndarray, shape (nv,)
+        Post-impact generalized velocity.
+    steps : int
+        Number of impulse increments (LCP steps for Routh, single impacts for sequential).
+    normal_impulse : ndarray, shape (m,)
+        Total normal impulse per contact.
+    friction_impulse : ndarray, shape (m, 1) or (m, 2)
+        Total tangential impulse per contact, in the contact's tangent basis.
+    terminated : bool
+        True when ``v_plus`` is non-colliding (no ``Jn_i v_plus < -1e-8``).
+    energy_before, energy_after : float
+        Kinetic energy ``0.5 v^T M v`` before and after.
+    path : ndarray, shape (steps + 1, nv)
+        Velocity after each increment; ``path[0]`` is ``v_minus``.
+    message : str
+        Why the law stopped, when it did not terminate.
+    info : dict
+        Law-specific extras (e.g. the selected contact mode of the plastic law).
+    """
+
+    v_plus: np.ndarray
+    steps: int
+    normal_impulse: np.ndarray
+    friction_impulse: np.ndarray
+    terminated: bool
+    energy_before: float
+    energy_after: float
+    path: np.ndarray
+    message: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def energy_lost(self) -> float:
+        """``energy_before - energy_after`` (non-negative for every law here)."""
+        return self.energy_before - self.energy_after
+
+
+class ImpactLaw(ABC):
+    """Base class of impact laws: subclasses implement :meth:`_resolve`."""
+
+    #: Registry name (``LAWS`` key, CLI ``--law``).
+    name: ClassVar[str] = ""
+
+    def resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: RandomLike = None) -> ImpactResult:
+        """Resolve the impact of ``problem`` from ``v_minus``.
+
+        Parameters
+        ----------
+        problem : ImpactProblem
+        v_minus : array_like, shape (nv,)
+            Pre-impact generalized velocity.
+        rng : None, int, SeedSequence or Generator
+            Source of randomness (used by set-valued laws only).
+        """
+        if not isinstance(problem, ImpactProblem):
+            raise ValueError(f"problem must be an ImpactProblem, got {type(problem).__name__}")
+        v = problem.validate_velocity(v_minus)
+        outcome = self._resolve(problem, v, as_generator(rng))
+        v_plus = outcome.path[-1].copy()
+        return ImpactResult(
+            v_plus=v_plus,
+            steps=len(outcome.path) - 1,
+            normal_impulse=outcome.normal_impulse,
+            friction_impulse=outcome.friction_impulse,
+            terminated=outcome.terminated,
+            energy_before=float(problem.kinetic_energy(v)),
+            energy_after=float(problem.kinetic_energy(v_plus)),
+            path=outcome.path,
+            message=outcome.message,
+            info=outcome.info,
+        )
+
+    @abstractmethod
+    def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
+        """Compute the impact; see the module docstring for the rules."""
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{key}={value!r}" for key, value in vars(self).items() if not key.startswith("_"))
+        return f"{type(self).__name__}({params})"
+
+
+def positive_number(name: str, value: object) -> float:
+    """Return ``value`` as a positive finite float or raise ``ValueError`` naming it."""
+    try:
+        number = float(value)  # type: ignore[arg-type]  # validated right below
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not np.isfinite(number) or number <= 0.0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return number
+
+
+def positive_int(name: str, value: object) -> int:
+    """Return ``value`` as an int >= 1 or raise ``ValueError`` naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)

@@ -1,0 +1,259 @@
+"""The set-valued Routh impact law of Halm & Posa (journal Sec. 3 and 5, Algorithms 1-2).
+
+Routh's single-contact method extended to many contacts whose normal impulses accrue at
+arbitrary relative rates.  Discretely, each step draws a cap ``lambda_n_max ~ h U[0,1]^m``
+and solves the step LCP (eq. 75); the impact ends when no active contact is colliding.
+
+Several solutions per step.  Assumption 6 of the journal (one velocity per step) fails for
+e.g. the compass gait, whose Anitescu-Potra sub-LCP has three solutions.  A deterministic
+pivot rule would silently keep a single branch, so every step here picks its solution at
+random: Lemke runs with a random positive covering vector, and the batched solver draws
+uniformly among the cached complementary bases that are feasible for the sample (see
+:class:`~bullet_setimpact.lcp.BatchedLCPSolver`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import qmc
+
+from ..errors import SamplesDroppedWarning
+from ..lcp import BatchedLCPSolver, LemkeSolver
+from ..problem import COLLISION_TOL, ImpactProblem
+from .base import ImpactLaw, LawOutcome, RandomLike, as_generator, positive_int, positive_number
+
+#: Samples integrated together in :meth:`RouthImpact.outcome_set`.
+CHUNK_SIZE = 32768
+#: Samples per batched step that always go to Lemke, to discover new LCP solutions.
+EXPLORE_PER_STEP = 4
+
+
+@dataclass(frozen=True)
+class _Trajectories:
+    """Velocities and impulses of a batch of Algorithm-1 runs (batch dimension first)."""
+
+    velocity: np.ndarray  # (S, nv)
+    steps: np.ndarray  # (S,)
+    impulse: np.ndarray  # (S, m (k+1)): accumulated [lambda_n; lambda_D]
+    path: list[np.ndarray]  # velocity after each step (S, nv), path[0] = start
+
+
+def _integrate(
+    problem: ImpactProblem,
+    solver: BatchedLCPSolver | LemkeSolver,
+    velocity: np.ndarray,
+    caps: np.ndarray,
+    rng: np.random.Generator,
+    record_path: bool = False,
+) -> _Trajectories:
+    """Algorithm 1 for a batch: step the LCP (eq. 75) while colliding, up to ``caps.shape[1]`` steps.
+
+    ``caps`` has shape ``(S, N, m)``: the normal-impulse caps of every step of every sample.
+    """
+    m = problem.contacts
+    velocity = velocity.copy()
+    steps = np.zeros(len(velocity), dtype=int)
+    impulse = np.zeros((len(velocity), problem.Jbar.shape[0]))
+    path = [velocity.copy()] if record_path else []
+    for step in range(caps.shape[1]):
+        active = np.flatnonzero(problem.colliding(velocity))
+        if active.size == 0:
+            break
+        resting = problem.normal_velocities(velocity[active]) >= -COLLISION_TOL
+        z = solver.solve(np.hstack([caps[active, step], velocity[active]]), rng, EXPLORE_PER_STEP, switchable=resting)
+        increment = z[:, m : m + problem.Jbar.shape[0]]
+        velocity[active] += problem.impulse_velocity_change(increment)
+        impulse[active] += increment
+        steps[active] += 1
+        if record_path:
+            path.append(velocity.copy())
+    return _Trajectories(velocity, steps, impulse, path)
+
+
+@dataclass(frozen=True)
+class OutcomeSet:
+    """Algorithm 2's approximation of the post-impact set, with its statistics.
+
+    Attributes
+    ----------
+    velocities : ndarray, shape (kept, nv)
+        Post-impact velocities of the samples that terminated (non-colliding).
+    samples : int
+        Samples drawn.
+    terminated : int
+        Samples non-colliding after Algorithm 1's ``max_steps`` steps plus the final
+        ``eps / (3 psi)`` step (``== len(velocities)``).
+    terminated_in_algorithm1 : int
+        Samples that had already terminated within ``max_steps`` steps.
+    lcp_solves : int
+        Step LCPs solved in total, final step included.
+    lemke_calls : int
+        Of those, how many went to Lemke (cache misses and exploration).
+    seconds : float
+        Wall-clock time.
+    """
+
+    velocities: np.ndarray
+    samples: int
+    terminated: int
+    terminated_in_algorithm1: int
+    lcp_solves: int
+    lemke_calls: int
+    seconds: float
+
+    @property
+    def lcps_per_sample(self) -> float:
+        """Mean LCP solves per sample (journal Table 3's first column)."""
+        return self.lcp_solves / self.samples
+
+
+class RouthImpact(ImpactLaw):
+    """Set-valued Routh impact (journal Sec. 3; discretized by eq. 75, Algorithms 1 and 2).
+
+    Parameters
+    ----------
+    step : float
+        ``h`` in N s: each step's normal impulse caps are drawn from ``h U[0, 1]^m``.
+    max_steps : int
+        ``N``: at most this many steps per sample (Algorithm 1); the result is marked
+        ``terminated=False`` if the velocity still collides after them.
+    friction_directions : int, optional
+        Override the problem's number of linearized friction directions (spatial only).
+
+    Notes
+    -----
+    Each step may have several LCP solutions (the journal's Assumption 6 fails for the
+    compass gait and RAMone).  The solution is drawn at random: by Lemke with a random
+    positive covering vector, or uniformly among the cached feasible bases (module
+    docstring).  Reproducible for a given ``rng``.
+    """
+
+    name = "routh"
+
+    def __init__(self, step: float, max_steps: int, friction_directions: int | None = None) -> None:
+        self.step = positive_number("step", step)
+        self.max_steps = positive_int("max_steps", max_steps)
+        self.friction_directions = None if friction_directions is None else positive_int("friction_directions", friction_directions)
+
+    def _problem(self, problem: ImpactProblem) -> ImpactProblem:
+        """``problem`` with this law's friction-direction count, if it overrides one."""
+        if self.friction_directions is None or self.friction_directions == problem.directions:
+            return problem
+        return ImpactProblem(problem.M, problem.Jn, problem.Jt, problem.mu, self.friction_directions)
+
+    def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
+        """Algorithm 1 for one sample."""
+        problem = self._problem(problem)
+        caps = self.step * rng.random((1, self.max_steps, problem.contacts))
+        run = _integrate(problem, problem.step_solver(batched=False), v_minus[None, :], caps, rng, record_path=True)
+        steps = int(run.steps[0])
+        path = np.array([snapshot[0] for snapshot in run.path[: steps + 1]])
+        terminated = not problem.colliding(run.velocity[0])
+        m = problem.contacts
+        return LawOutcome(
+            path=path,
+            normal_impulse=run.impulse[0, :m],
+            friction_impulse=problem.friction_impulse(run.impulse[0, m:]),
+            terminated=terminated,
+            message="" if terminated else f"still colliding after max_steps={self.max_steps} steps",
+        )
+
+    def outcome_set(
+        self,
+        problem: ImpactProblem,
+        v_minus: np.ndarray,
+        samples: int,
+        rng: RandomLike = None,
+        eps: float | None = None,
+        sampler: str = "random",
+        full_output: bool = False,
+    ) -> np.ndarray | OutcomeSet:
+        """Approximate the post-impact set (journal Algorithm 2).
+
+        Runs ``samples`` Algorithm-1 trajectories batched, takes one final step with caps
+        ``eps / (3 psi)`` where ``psi = sigma_max(M^-1 Jbar^T) m (1 + max mu) + 1``, and drops
+        the samples that still collide (a :class:`SamplesDroppedWarning` says how many).
+
+        Parameters
+        ----------
+        problem : ImpactProblem
+        v_minus : array_like, shape (nv,)
+        samples : int
+            Number of trajectories ``M``.
+        rng : None, int, SeedSequence or Generator
+        eps : float, optional
+            Approximation constant in ``(0, step)``; default ``step / 100``.
+        sampler : {"random", "sobol"}
+            i.i.d. uniform caps, or a scrambled Sobol sequence over the ``m N`` caps of a
+            trajectory (as the authors' code did; use a power of two for ``samples``).
+        full_output : bool
+            Return an :class:`OutcomeSet` with statistics instead of the bare array.
+
+        Returns
+        -------
+        ndarray, shape (kept, nv), or OutcomeSet
+        """
+        import time
+
+        start = time.perf_counter()
+        problem = self._problem(problem)
+        v = problem.validate_velocity(v_minus)
+        samples = positive_int("samples", samples)
+        eps = self.step / 100.0 if eps is None else positive_number("eps", eps)
+        if eps >= self.step:
+            raise ValueError(f"eps must lie in (0, step={self.step}), got {eps}")
+        if sampler not in ("random", "sobol"):
+            raise ValueError(f"sampler must be 'random' or 'sobol', got {sampler!r}")
+        generator = as_generator(rng)
+        m, horizon = problem.contacts, self.max_steps
+        sobol = qmc.Sobol(d=m * horizon, scramble=True, seed=generator) if sampler == "sobol" else None
+        psi = np.linalg.svd(problem.Minv_JbarT, compute_uv=False)[0] * m * (1.0 + problem.mu.max()) + 1.0
+        final_cap = eps / (3.0 * psi)
+        solver = problem.step_solver()
+
+        kept: list[np.ndarray] = []
+        terminated_early = 0
+        lcp_solves = 0
+        for begin in range(0, samples, CHUNK_SIZE):
+            count = min(CHUNK_SIZE, samples - begin)
+            if sobol is not None:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*balance properties of Sobol.*")
+                    unit = sobol.random(count)
+            else:
+                unit = generator.random((count, m * horizon))
+            caps = self.step * unit.reshape(count, horizon, m)
+            run = _integrate(problem, solver, np.tile(v, (count, 1)), caps, generator)
+            lcp_solves += int(run.steps.sum())
+            velocity = run.velocity
+            colliding = problem.colliding(velocity)
+            terminated_early += int(count - colliding.sum())
+            if colliding.any():
+                active = np.flatnonzero(colliding)
+                final_caps = np.full((active.size, 1, m), final_cap)
+                velocity[active] = _integrate(problem, solver, velocity[active], final_caps, generator).velocity
+                lcp_solves += active.size
+            kept.append(velocity[~problem.colliding(velocity)])
+        velocities = np.concatenate(kept)
+        dropped = samples - len(velocities)
+        if dropped:
+            warnings.warn(
+                f"outcome_set dropped {dropped} of {samples} samples that still collide after "
+                f"max_steps={horizon} steps and the final eps step",
+                SamplesDroppedWarning,
+                stacklevel=2,
+            )
+        if not full_output:
+            return velocities
+        return OutcomeSet(
+            velocities=velocities,
+            samples=samples,
+            terminated=len(velocities),
+            terminated_in_algorithm1=terminated_early,
+            lcp_solves=lcp_solves,
+            lemke_calls=solver.stats.lemke_calls,
+            seconds=time.perf_counter() - start,
+        )

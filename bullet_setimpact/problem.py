@@ -1,0 +1,287 @@
+"""An impact problem at one configuration: M, contact Jacobians, friction (journal Sec. 2.2).
+
+:class:`ImpactProblem` holds everything an impact law may use and nothing about where it
+came from (PyBullet, closed form, ...).  It builds the linearized friction cone (journal
+eqs. 19-22), the step LCP of Algorithm 1 (eq. 75, transposes restored as in
+``NOTES.md``) and the Anitescu-Potra LCP (eqs. 31-33).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+from scipy.linalg import cho_solve
+
+from .lcp import BatchedLCPSolver, LemkeSolver
+
+#: Normal velocity below which a contact counts as colliding (journal eq. 28, Alg. 1).
+COLLISION_TOL = 1e-8
+#: Default number of linearized friction directions for spatial contacts.
+SPATIAL_FRICTION_DIRECTIONS = 8
+#: Largest number of contacts one problem may hold.
+MAX_CONTACTS = 64
+
+
+def friction_basis(tangent_dim: int, directions: int | None = None) -> np.ndarray:
+    """Unit friction directions ``D`` as rows, shape ``(k, tangent_dim)`` (journal eq. 19).
+
+    Planar contacts (one tangent) use ``D = [+1, -1]``.  Spatial contacts use ``k`` directions
+    evenly spaced on the circle (default 8, i.e. every 45 degrees); ``k`` must be even so that
+    they come in ``+/-`` pairs and the cone is symmetric.
+    """
+    if tangent_dim == 1:
+        if directions not in (None, 2):
+            raise ValueError(f"friction_directions must be 2 for planar contacts, got {directions!r}")
+        return np.array([[1.0], [-1.0]])
+    k = SPATIAL_FRICTION_DIRECTIONS if directions is None else directions
+    if not isinstance(k, (int, np.integer)) or k < 4 or k % 2:
+        raise ValueError(f"friction_directions must be an even integer >= 4 for spatial contacts, got {k!r}")
+    angles = 2.0 * np.pi * np.arange(k) / k
+    return np.column_stack([np.cos(angles), np.sin(angles)])
+
+
+def _finite_array(name: str, value: object, ndim: int) -> np.ndarray:
+    array = np.asarray(value, dtype=float)
+    if array.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, but it contains NaN or inf")
+    return array
+
+
+class ImpactProblem:
+    """Impact data at one configuration ``q``: ``M(q)``, ``Jn(q)``, ``Jt(q)``, ``mu``.
+
+    Parameters
+    ----------
+    M : array_like, shape (nv, nv)
+        Generalized inertia, symmetric positive definite.
+    Jn : array_like, shape (m, nv)
+        Contact normal Jacobian; ``Jn v`` are the normal velocities (positive = separating).
+    Jt : array_like, shape (m, 1, nv) or (m, 2, nv)
+        Tangent Jacobians: one tangent for planar contacts, two orthonormal ones for spatial.
+    mu : float or array_like, shape (m,)
+        Friction coefficients, ``mu >= 0``.
+    friction_directions : int, optional
+        Number ``k`` of linearized friction directions (planar: 2; spatial: even, default 8).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: M not symmetric positive definite, shape mismatch,
+        ``mu < 0``, NaN or inf, no contacts, or more than 64 contacts.
+    """
+
+    def __init__(
+        self,
+        M: np.ndarray,
+        Jn: np.ndarray,
+        Jt: np.ndarray,
+        mu: float | np.ndarray,
+        friction_directions: int | None = None,
+    ) -> None:
+        M = _finite_array("M", M, 2)
+        Jn = _finite_array("Jn", Jn, 2)
+        Jt = _finite_array("Jt", Jt, 3)
+        nv = M.shape[0]
+        if M.shape != (nv, nv) or nv == 0:
+            raise ValueError(f"M must be square and non-empty, got shape {M.shape}")
+        if not np.allclose(M, M.T, rtol=1e-9, atol=1e-12 * max(1.0, float(np.max(np.abs(M))))):
+            raise ValueError("M must be symmetric (M != M.T beyond 1e-9 relative)")
+        try:
+            cholesky = np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            raise ValueError("M must be positive definite (Cholesky factorization failed)") from None
+        m = Jn.shape[0]
+        if m == 0:
+            raise ValueError("Jn must have at least one contact row (m = 0)")
+        if m > MAX_CONTACTS:
+            raise ValueError(f"Jn has {m} contacts; at most {MAX_CONTACTS} are supported")
+        if Jn.shape[1] != nv:
+            raise ValueError(f"Jn must have shape (m, {nv}) to match M, got {Jn.shape}")
+        if Jt.shape[0] != m or Jt.shape[1] not in (1, 2) or Jt.shape[2] != nv:
+            raise ValueError(f"Jt must have shape ({m}, 1, {nv}) or ({m}, 2, {nv}), got {Jt.shape}")
+        mu_array = np.broadcast_to(np.asarray(mu, dtype=float), (m,)).copy() if np.ndim(mu) == 0 else np.asarray(mu, dtype=float)
+        if mu_array.shape != (m,):
+            raise ValueError(f"mu must be a scalar or have shape ({m},), got shape {mu_array.shape}")
+        if not np.all(np.isfinite(mu_array)):
+            raise ValueError("mu must be finite, but it contains NaN or inf")
+        if np.any(mu_array < 0.0):
+            raise ValueError(f"mu must be >= 0, got {mu_array.min()}")
+
+        self.M = M
+        self.Jn = Jn
+        self.Jt = Jt
+        self.mu = mu_array
+        #: Unit friction directions as rows, shape (k, tangent_dim).
+        self.D = friction_basis(Jt.shape[1], friction_directions)
+        self._cholesky = cholesky
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def contacts(self) -> int:
+        """Number of contacts ``m``."""
+        return self.Jn.shape[0]
+
+    @property
+    def dofs(self) -> int:
+        """Number of generalized velocities ``nv``."""
+        return self.M.shape[0]
+
+    @property
+    def directions(self) -> int:
+        """Number of linearized friction directions ``k`` per contact."""
+        return self.D.shape[0]
+
+    @property
+    def spatial(self) -> bool:
+        """True for spatial (two-tangent) contacts, False for planar ones."""
+        return self.Jt.shape[1] == 2
+
+    # ---------------------------------------------------------- derived blocks
+    @cached_property
+    def JD(self) -> np.ndarray:
+        """Friction-direction Jacobian ``J_D`` (shape ``(m k, nv)``), rows ``d_j^T J_t,i`` per contact."""
+        return np.einsum("kd,idv->ikv", self.D, self.Jt).reshape(-1, self.dofs)
+
+    @cached_property
+    def Jbar(self) -> np.ndarray:
+        """``[Jn; J_D]``, shape ``(m (k + 1), nv)`` (journal eq. 35)."""
+        return np.vstack([self.Jn, self.JD])
+
+    @cached_property
+    def Minv_JbarT(self) -> np.ndarray:
+        """``M^-1 Jbar^T``, shape ``(nv, m (k + 1))``: velocity change per unit impulse."""
+        return self.solve_mass(self.Jbar.T)
+
+    @cached_property
+    def delassus(self) -> np.ndarray:
+        """``Jbar M^-1 Jbar^T`` (the impulse-to-velocity map in contact coordinates)."""
+        return self.Jbar @ self.Minv_JbarT
+
+    @cached_property
+    def _friction_blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``E = blkdiag(1_k, ..., 1_k)`` (shape ``(m k, m)``) and ``diag(mu)``."""
+        E = np.kron(np.eye(self.contacts), np.ones((self.directions, 1)))
+        return E, np.diag(self.mu)
+
+    @cached_property
+    def anitescu_potra_matrix(self) -> np.ndarray:
+        """``W`` of the Anitescu-Potra impact LCP (journal eqs. 31-33), size ``(k + 2) m``.
+
+        Unknowns ``z = [lambda_n; lambda_D; gamma]``; right-hand side ``[Jbar v; 0]``.  The
+        friction-cone rows ``mu_i lambda_n,i - 1^T lambda_D,i >= 0`` (eq. 33) are divided by
+        ``max(1, mu_i)``: an equivalent LCP (the row's slack is only rescaled) that stays
+        well conditioned for very large ``mu`` such as RAMone's ``1e5``.
+        """
+        m, mk = self.contacts, self.contacts * self.directions
+        E, mu = self._friction_blocks
+        row_scale = 1.0 / np.maximum(1.0, self.mu)[:, None]
+        W = np.zeros((2 * m + mk, 2 * m + mk))
+        W[: m + mk, : m + mk] = self.delassus
+        W[m : m + mk, m + mk :] = E
+        W[m + mk :, :m] = mu * row_scale
+        W[m + mk :, m : m + mk] = -E.T * row_scale
+        return W
+
+    @cached_property
+    def step_matrix(self) -> np.ndarray:
+        """``W`` of the Routh step LCP (journal eq. 75b), size ``(k + 3) m``.
+
+        Unknowns ``z = [beta; lambda_n; lambda_D; gamma]``; right-hand side
+        ``[lambda_n_max; Jn v; J_D v; 0]``.
+        """
+        m = self.contacts
+        size = m + self.anitescu_potra_matrix.shape[0]
+        W = np.zeros((size, size))
+        W[:m, m : 2 * m] = -np.eye(m)
+        W[m : 2 * m, :m] = np.eye(m)
+        W[m:, m:] = self.anitescu_potra_matrix
+        return W
+
+    @cached_property
+    def step_rhs_map(self) -> np.ndarray:
+        """``R`` with ``w = R [lambda_n_max; v]`` for the step LCP (eq. 75a)."""
+        m, nv = self.contacts, self.dofs
+        R = np.zeros((self.step_matrix.shape[0], m + nv))
+        R[:m, :m] = np.eye(m)
+        R[m : m + self.Jbar.shape[0], m:] = self.Jbar
+        return R
+
+    def step_solver(self, batched: bool = True) -> BatchedLCPSolver | LemkeSolver:
+        """A fresh solver of the step LCP, parameterized by ``u = [lambda_n_max; v]``.
+
+        Exploration may zero the caps (a contact then takes no impulse in that step).
+        """
+        kind = BatchedLCPSolver if batched else LemkeSolver
+        return kind(self.step_matrix, self.step_rhs_map, sparsify=tuple(range(self.contacts)))
+
+    # ------------------------------------------------------------------ helpers
+    def solve_mass(self, rhs: np.ndarray) -> np.ndarray:
+        """``M^-1 rhs`` through the Cholesky factor."""
+        return cho_solve((self._cholesky, True), rhs)
+
+    def kinetic_energy(self, v: np.ndarray) -> np.ndarray | float:
+        """``0.5 v^T M v`` (journal eq. 11); ``v`` of shape ``(..., nv)``."""
+        v = np.asarray(v, dtype=float)
+        return 0.5 * np.einsum("...i,ij,...j->...", v, self.M, v)
+
+    def normal_velocities(self, v: np.ndarray) -> np.ndarray:
+        """Contact normal velocities ``Jn v`` (positive = separating); shape ``(..., m)``."""
+        return np.asarray(v, dtype=float) @ self.Jn.T
+
+    def tangential_velocities(self, v: np.ndarray) -> np.ndarray:
+        """Contact sliding velocities ``Jt v``; shape ``(..., m, 1 or 2)``."""
+        return np.einsum("idv,...v->...id", self.Jt, np.asarray(v, dtype=float))
+
+    def colliding(self, v: np.ndarray, tol: float = COLLISION_TOL) -> np.ndarray | bool:
+        """Whether any contact has ``Jn_i v < -tol`` (``v`` in the colliding set, eq. 28)."""
+        return np.any(self.normal_velocities(v) < -tol, axis=-1)
+
+    def impulse_velocity_change(self, lambda_bar: np.ndarray) -> np.ndarray:
+        """``M^-1 Jbar^T lambda_bar`` for impulses ``[lambda_n; lambda_D]`` of shape ``(..., m (k+1))``."""
+        return lambda_bar @ self.Minv_JbarT.T
+
+    def friction_impulse(self, lambda_D: np.ndarray) -> np.ndarray:
+        """Tangential impulses ``D lambda_D`` per contact; ``(..., m k) -> (..., m, tangent_dim)``."""
+        lambda_D = np.asarray(lambda_D, dtype=float)
+        per_contact = lambda_D.reshape(*lambda_D.shape[:-1], self.contacts, self.directions)
+        return per_contact @ self.D
+
+    def in_friction_cone(self, lambda_n: np.ndarray, lambda_t: np.ndarray, tol: float = 1e-9) -> bool:
+        """Whether each tangential impulse lies in the linearized cone ``mu lambda_n conv(D)``.
+
+        The cone is the polygon with vertices ``mu_i lambda_n,i d_j``; a point lies in it iff
+        ``lambda_n >= 0`` and its support along every edge normal is within the polygon's.
+        """
+        lambda_n = np.asarray(lambda_n, dtype=float)
+        lambda_t = np.asarray(lambda_t, dtype=float)
+        scale = tol * (1.0 + np.max(np.abs(lambda_n), initial=0.0))
+        if np.any(lambda_n < -scale):
+            return False
+        radius = self.mu * np.maximum(lambda_n, 0.0)
+        if not self.spatial:
+            return bool(np.all(np.abs(lambda_t[..., 0]) <= radius + scale))
+        k = self.directions
+        edge_normals = np.column_stack([np.cos((2 * np.arange(k) + 1) * np.pi / k), np.sin((2 * np.arange(k) + 1) * np.pi / k)])
+        support = lambda_t @ edge_normals.T
+        return bool(np.all(support <= radius[..., None] * np.cos(np.pi / k) + scale))
+
+    def subset(self, contacts: list[int] | np.ndarray) -> ImpactProblem:
+        """The same system with only the listed contacts."""
+        index = np.asarray(contacts, dtype=int)
+        return ImpactProblem(self.M, self.Jn[index], self.Jt[index], self.mu[index], self.directions if self.spatial else None)
+
+    def validate_velocity(self, v: np.ndarray, name: str = "v_minus") -> np.ndarray:
+        """Return ``v`` as a float array of shape ``(nv,)`` or raise ``ValueError`` naming it."""
+        v = np.asarray(v, dtype=float)
+        if v.shape != (self.dofs,):
+            raise ValueError(f"{name} must have shape ({self.dofs},), got {v.shape}")
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"{name} must be finite, but it contains NaN or inf")
+        return v
+
+    def __repr__(self) -> str:
+        kind = "spatial" if self.spatial else "planar"
+        return f"ImpactProblem(nv={self.dofs}, m={self.contacts}, {kind}, k={self.directions}, mu={self.mu.tolist()})"
