@@ -40,6 +40,8 @@ class Example:
     coordinates : tuple of str
         Names of the generalized coordinates (velocity entries).
     description : str
+    configuration : ndarray, shape (nv,)
+        The impact configuration ``q`` (the coordinates named in ``coordinates``).
     sequential_orders : tuple of tuple of int
         The sequential orders the journal compares against (Figs. 9-11).
     """
@@ -53,6 +55,7 @@ class Example:
     contact_names: tuple[str, ...]
     coordinates: tuple[str, ...]
     description: str
+    configuration: np.ndarray
     sequential_orders: tuple[tuple[int, ...], ...] = field(default=((0, 1), (1, 0)))
 
 
@@ -170,6 +173,7 @@ def rocking_block(width: float = 1.0, height: float = 2.0, mass: float = 1.0, sp
         contact_names=("A", "B"),
         coordinates=("x", "y", "theta"),
         description="1 m x 2 m block lands flat on two corners (journal Fig. 9)",
+        configuration=q,
     )
 
 
@@ -207,6 +211,7 @@ def compass_gait(
         contact_names=("A", "B"),
         coordinates=("x_hip", "y_hip", "phi_leading", "phi_trailing"),
         description="compass gait's leading foot A strikes while trailing foot B rests (journal Fig. 10)",
+        configuration=q,
     )
 
 
@@ -238,6 +243,7 @@ def box_wall(side: float = 1.0, mass: float = 1.0, angle_deg: float = 10.0, spee
         contact_names=("A", "B"),
         coordinates=("x", "y", "theta"),
         description="box sliding on corner A hits a wall with corner B (journal Fig. 11)",
+        configuration=q,
     )
 
 
@@ -314,6 +320,7 @@ def ramone(
         contact_names=("A", "B"),
         coordinates=("x", "y", "pitch", "hip_leading", "knee_leading", "hip_trailing", "knee_trailing"),
         description="RAMone biped's leading foot A strikes while trailing foot B rests (journal Fig. 13)",
+        configuration=q,
     )
 
 
@@ -358,6 +365,7 @@ def disk_stack(radius: float = 1.0, mass: float = 1.0, speed: float = 1.0, mu: f
         contact_names=("A", "B", "C", "D", "E"),
         coordinates=tuple(f"{axis}_{disk}" for disk in ("left", "right", "top") for axis in ("x", "y", "theta")),
         description="top disk falls onto two resting disks (journal Fig. 14)",
+        configuration=q,
         sequential_orders=((2, 3, 0, 1, 4), (3, 2, 1, 0, 4)),
     )
 

@@ -1,0 +1,43 @@
+"""Shared fixtures: the journal's examples, built once, and a registry of the laws under test."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from bullet_setimpact import AnitescuPotraImpact, RouthImpact, SamplesDroppedWarning, SequentialImpact, planar
+
+
+@pytest.fixture(scope="session")
+def examples() -> dict[str, planar.Example]:
+    """Every planar example of journal Sec. 5.4, by name."""
+    return {name: build() for name, build in planar.EXAMPLES.items()}
+
+
+def outcome_set(example: planar.Example, samples: int | None = None, seed: int = 0) -> np.ndarray:
+    """Algorithm 2 at the example's Table 4-8 settings (dropped samples are expected and silenced)."""
+    law = RouthImpact(example.step, example.max_steps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplesDroppedWarning)
+        return law.outcome_set(example.problem, example.v_minus, samples or example.samples, rng=seed)
+
+
+@pytest.fixture(scope="session")
+def outcome_sets(examples: dict[str, planar.Example]) -> dict[str, np.ndarray]:
+    """Outcome sets of the two-contact examples at the paper's sample counts (computed lazily)."""
+    cache: dict[str, np.ndarray] = {}
+
+    class Lazy(dict):
+        def __missing__(self, name: str) -> np.ndarray:
+            cache[name] = outcome_set(examples[name])
+            self[name] = cache[name]
+            return cache[name]
+
+    return Lazy()
+
+
+def contract_laws(contacts: int) -> list:
+    """One instance of every law in the package, for contract tests over random problems."""
+    return [RouthImpact(step=0.5, max_steps=20), AnitescuPotraImpact(), SequentialImpact(list(range(contacts)))]

@@ -1,0 +1,151 @@
+"""Lemke's algorithm and the batched basis-cache solver (bullet_setimpact.lcp)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from bullet_setimpact import LCPError
+from bullet_setimpact.lcp import BatchedLCPSolver, LemkeSolver, basis_matrix, lcp_residual, lemke
+
+
+def _random_lcp(seed: int, n: int, family: str, degenerate: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A random LCP of the named matrix family.
+
+    - "p": ``A A^T + 0.1 I + (K - K^T)``: positive definite, hence a P-matrix (unique solution).
+    - "copositive-plus": ``B B^T + (K - K^T)`` with ``B`` of rank ``n - 1``: ``z^T W z = |B^T z|^2 >= 0``
+      and ``z^T W z = 0`` implies ``(W + W^T) z = 2 B B^T z = 0``.
+    ``degenerate`` zeroes about half of ``w`` (as the impact LCPs' zero rows do).
+    """
+    rng = np.random.default_rng(seed)
+    skew = rng.normal(size=(n, n))
+    skew = skew - skew.T
+    if family == "p":
+        a = rng.normal(size=(n, n))
+        W = a @ a.T + 0.1 * np.eye(n) + skew
+    else:
+        b = rng.normal(size=(n, max(1, n - 1)))
+        W = b @ b.T + skew
+    w = rng.normal(size=n)
+    if degenerate:
+        w[rng.random(n) < 0.5] = 0.0
+    return W, w
+
+
+def _brute_force_solutions(W: np.ndarray, w: np.ndarray) -> list[np.ndarray]:
+    """Every basic solution, by trying all 2^n complementary bases (independent of Lemke)."""
+    solutions = []
+    for pattern in itertools.product([False, True], repeat=w.shape[0]):
+        basis = np.array(pattern)
+        B = basis_matrix(W, basis)
+        if abs(np.linalg.det(B)) < 1e-12:
+            continue
+        x = np.linalg.solve(B, w)
+        if np.all(x >= -1e-10):
+            solutions.append(np.where(basis, np.maximum(x, 0.0), 0.0))
+    return solutions
+
+
+def _feasible(W: np.ndarray, w: np.ndarray) -> bool:
+    """Whether some ``z >= 0`` has ``W z + w >= 0`` (an LP, independent of Lemke)."""
+    result = linprog(np.zeros(w.shape[0]), A_ub=-W, b_ub=w, bounds=[(0, None)] * w.shape[0], method="highs")
+    return result.status == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6), degenerate=st.booleans(), random_covering=st.booleans())
+def test_lemke_matches_brute_force_on_p_matrices(seed: int, n: int, degenerate: bool, random_covering: bool) -> None:
+    """A P-matrix LCP has exactly one solution (Cottle-Pang-Stone Thm 3.3.7); Lemke must return it."""
+    W, w = _random_lcp(seed, n, "p", degenerate)
+    covering = np.random.default_rng(seed).uniform(0.05, 1.0, n) if random_covering else None
+    solution = lemke(W, w, covering=covering)
+    solutions = _brute_force_solutions(W, w)
+    assert solutions
+    for expected in solutions:  # degenerate bases repeat the one solution
+        np.testing.assert_allclose(solution.z, expected, atol=1e-9)
+    assert solution.residual <= 1e-9
+    assert lcp_residual(W, w, solution.z) <= 1e-9
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6), degenerate=st.booleans())
+def test_lemke_solves_copositive_plus_lcps_iff_feasible(seed: int, n: int, degenerate: bool) -> None:
+    """For copositive-plus W, Lemke's algorithm solves every feasible LCP and ends on a ray
+    only when the LCP is infeasible (Lemke's theorem; Cottle-Pang-Stone Thm 4.4.13).
+
+    Feasibility is decided by an LP; a solution is checked against the complementarity
+    residual and must be one of the brute-force basic solutions when W is nonsingular.
+    """
+    W, w = _random_lcp(seed, n, "copositive-plus", degenerate)
+    if _feasible(W, w):
+        solution = lemke(W, w, covering=np.random.default_rng(seed).uniform(0.05, 1.0, n))
+        assert lcp_residual(W, w, solution.z) <= 1e-9
+        assert np.all(solution.z >= 0.0)
+        assert np.all(solution.z * solution.y <= 1e-9 * (1 + np.abs(solution.y).max()))
+    else:
+        with pytest.raises(LCPError, match="ray"):
+            lemke(W, w)
+
+
+def test_lemke_raises_on_an_lcp_without_solution() -> None:
+    """``W = [[-1]], w = [-1]``: ``y = -z - 1 < 0`` for every ``z >= 0``, so no solution exists."""
+    with pytest.raises(LCPError, match="ray"):
+        lemke(np.array([[-1.0]]), np.array([-1.0]))
+
+
+def test_lemke_pivot_cap_is_reported() -> None:
+    """A problem needing more than one pivot fails loudly when capped at one pivot."""
+    W, w = _random_lcp(3, 5, "p", degenerate=False)
+    w = -np.abs(w) - 1.0
+    with pytest.raises(LCPError, match="pivot cap"):
+        lemke(W, w, max_pivots=1)
+
+
+def test_lemke_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="W must have shape"):
+        lemke(np.eye(2), np.ones(3))
+    with pytest.raises(ValueError, match="finite"):
+        lemke(np.eye(2), np.array([np.nan, 1.0]))
+    with pytest.raises(ValueError, match="covering"):
+        lemke(np.eye(2), np.array([-1.0, 1.0]), covering=np.array([1.0, -1.0]))
+
+
+def test_trivial_lcp_returns_zero() -> None:
+    """``w >= 0``: ``z = 0`` is a solution and Lemke needs no pivot."""
+    solution = lemke(np.eye(3), np.array([1.0, 0.0, 2.0]))
+    assert solution.pivots == 0
+    np.testing.assert_array_equal(solution.z, np.zeros(3))
+
+
+@pytest.mark.parametrize("family", ["p", "copositive-plus"])
+def test_batched_solver_returns_valid_solutions_on_every_sample(family: str) -> None:
+    """Every row of a batch solved through cached bases satisfies ``z >= 0``, ``Wz + w >= 0``
+    and ``z^T (Wz + w) ~ 0`` (checked independently of the solver)."""
+    W, _ = _random_lcp(11, 6, family, degenerate=False)
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(4000, 6))
+    u[:, :2] = np.abs(u[:, :2])
+    u[:, 2:] = u[:, 2:] ** 2 + 0.5  # feasible: w = u has positive entries beyond the first two
+    u[rng.random(4000) < 0.3, 2] = 0.0  # degenerate rows
+    u[:, 0] = -np.abs(u[:, 0])
+    solver = BatchedLCPSolver(W, sparsify=(1,))
+    z = solver.solve(u, rng, explore=8)
+    for row, sample in zip(z, u, strict=True):
+        assert lcp_residual(W, sample, row) <= 1e-8
+    assert solver.stats.lemke_calls < 4000  # the cache answered most samples
+    assert solver.stats.bases == len(solver.bases) >= 1
+
+
+def test_lemke_solver_matches_lcp_conditions() -> None:
+    """The per-sample randomized solver also returns valid solutions."""
+    W, _ = _random_lcp(5, 4, "p", degenerate=False)
+    rng = np.random.default_rng(1)
+    u = rng.normal(size=(50, 4))
+    z = LemkeSolver(W, sparsify=(0, 1)).solve(u, rng)
+    for row, sample in zip(z, u, strict=True):
+        assert lcp_residual(W, sample, row) <= 1e-9
