@@ -71,13 +71,14 @@ def lcp_residual(W: np.ndarray, w: np.ndarray, z: np.ndarray) -> float:
     (complementarity by the product of the scales of ``z`` and ``y``).
     """
     y = W @ z + w
-    scale_y = 1.0 + np.max(np.abs(w), initial=0.0) + np.max(np.abs(W), initial=0.0) * np.max(
-        np.abs(z), initial=0.0
-    )
-    scale_z = 1.0 + np.max(np.abs(z), initial=0.0)
-    negative_z = max(0.0, -float(np.min(z, initial=0.0))) / scale_z
-    negative_y = max(0.0, -float(np.min(y, initial=0.0))) / scale_y
-    gap = float(np.max(np.abs(z * y), initial=0.0)) / (scale_z * scale_y)
+    z_max = float(np.abs(z).max()) if z.size else 0.0
+    scale_y = 1.0 + (float(np.abs(w).max()) if w.size else 0.0) + (float(np.abs(W).max()) if W.size else 0.0) * z_max
+    scale_z = 1.0 + z_max
+    if not z.size:
+        return 0.0
+    negative_z = max(0.0, -float(z.min())) / scale_z
+    negative_y = max(0.0, -float(y.min())) / scale_y
+    gap = float(np.abs(z * y).max()) / (scale_z * scale_y)
     return max(negative_z, negative_y, gap)
 
 
@@ -114,12 +115,12 @@ def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarr
     the lexicographic rule decides.
     """
     x = tableau[candidates, 0]
-    slack = PRIMAL_TOL * (1.0 + np.max(np.abs(tableau[:, 0])))
-    bound = np.min((x + slack) / column[candidates])
-    tied = candidates[x / column[candidates] <= bound]
+    pivots = column[candidates]
+    slack = PRIMAL_TOL * (1.0 + abs(tableau[:, 0]).max())
+    tied = candidates[x / pivots <= ((x + slack) / pivots).min()]
     if tied.size == 1:
         return int(tied[0])
-    artificial = np.flatnonzero(basic[tied] == 2 * basic.shape[0])
+    artificial = (basic[tied] == 2 * basic.shape[0]).nonzero()[0]
     if artificial.size:
         return int(tied[artificial[0]])
     return _lexicographic_min_row(tableau, tied, column)
@@ -236,7 +237,7 @@ def _follow_path(W: np.ndarray, tableau: np.ndarray, basic: np.ndarray, row: int
             raise LCPError(f"Lemke reached the pivot cap ({max_pivots}) without a solution (cycling?)")
         entering = leaving + n if leaving < n else leaving - n
         column = binv[:, entering].copy() if entering < n else -(binv @ W[:, entering - n])
-        candidates = np.flatnonzero(column > PIVOT_TOL * max(column.max(), -column.min()))
+        candidates = (column > PIVOT_TOL * max(column.max(), -column.min())).nonzero()[0]
         if candidates.size == 0:
             raise LCPError("Lemke ended on a secondary ray: the LCP has no solution from this start")
         row = _min_ratio_row(tableau, candidates, column, basic)
@@ -311,6 +312,13 @@ def sparsified(u: np.ndarray, sparsify: np.ndarray, rng: np.random.Generator) ->
     return alternative
 
 
+def _switchable_entries(sparsify: np.ndarray, switchable: np.ndarray | None, sample: int) -> np.ndarray:
+    """The ``sparsify`` entries sample ``sample`` may switch off (all when ``switchable`` is None)."""
+    if switchable is None or sparsify.size == 0:
+        return sparsify
+    return sparsify[switchable[sample]]
+
+
 @dataclass
 class SolverStatistics:
     """Counters of an LCP batch solver (cumulative over its lifetime)."""
@@ -354,8 +362,7 @@ class LemkeSolver:
         u = np.asarray(u, dtype=float)
         z = np.zeros((u.shape[0], self.W.shape[0]))
         for i, sample in enumerate(u):
-            allowed = self._sparsify if switchable is None else self._sparsify[switchable[i]]
-            z[i] = self._solve_one(sample, allowed, rng)
+            z[i] = self._solve_one(sample, _switchable_entries(self._sparsify, switchable, i), rng)
         self.stats.solves += u.shape[0]
         return z
 
@@ -462,8 +469,7 @@ class BatchedLCPSolver:
 
         explored = rng.choice(samples, size=min(explore, samples), replace=False) if explore else np.empty(0, int)
         for i in explored:
-            allowed = self._sparsify if switchable is None else self._sparsify[switchable[i]]
-            choice[i] = self._explore(u[i], allowed, scale[i], rng)
+            choice[i] = self._explore(u[i], _switchable_entries(self._sparsify, switchable, i), scale[i], rng)
         for i in range(samples):
             if choice[i] < 0:
                 index = self._lemke_index(self.rhs_map @ u[i], rng)
