@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from . import planar
 from .errors import LCPError, SamplesDroppedWarning, SetImpactError, SetImpactWarning
-from .laws import LAWS, AnitescuPotraImpact, ImpactLaw, ImpactResult, OutcomeSet, RouthImpact, SequentialImpact
+from .laws import (
+    LAWS,
+    AnitescuPotraImpact,
+    ImpactLaw,
+    ImpactResult,
+    OutcomeSet,
+    PlasticImpact,
+    PropagativeImpact,
+    RouthImpact,
+    SequentialImpact,
+)
 from .problem import ImpactProblem
 
 __version__ = "0.1.0"
@@ -17,6 +27,8 @@ __all__ = [
     "ImpactResult",
     "LCPError",
     "OutcomeSet",
+    "PlasticImpact",
+    "PropagativeImpact",
     "RouthImpact",
     "SamplesDroppedWarning",
     "SequentialImpact",

@@ -17,3 +17,11 @@ class SetImpactWarning(UserWarning):
 
 class SamplesDroppedWarning(SetImpactWarning):
     """Outcome-set samples were dropped because they had not terminated (journal Alg. 2, line 8)."""
+
+
+class ManifoldCompletionWarning(SetImpactWarning):
+    """A contact set against a ``GEOM_PLANE`` was completed from the shape's vertices by the plugin."""
+
+
+class EventCapWarning(SetImpactWarning):
+    """More impact events than ``max_events_per_step`` in one step; Bullet finished the step."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from .anitescu_potra import AnitescuPotraImpact
 from .base import ImpactLaw, ImpactResult, LawOutcome
+from .plastic import PlasticImpact
+from .propagative import PropagativeImpact
 from .routh import OutcomeSet, RouthImpact
 from .sequential import SequentialImpact
 
@@ -15,6 +17,8 @@ LAWS: dict[str, type[ImpactLaw]] = {
     RouthImpact.name: RouthImpact,
     AnitescuPotraImpact.name: AnitescuPotraImpact,
     SequentialImpact.name: SequentialImpact,
+    PlasticImpact.name: PlasticImpact,
+    PropagativeImpact.name: PropagativeImpact,
 }
 
 __all__ = [
@@ -24,6 +28,8 @@ __all__ = [
     "ImpactResult",
     "LawOutcome",
     "OutcomeSet",
+    "PlasticImpact",
+    "PropagativeImpact",
     "RouthImpact",
     "SequentialImpact",
 ]

@@ -1,0 +1,356 @@
+"""Contact sets of a live PyBullet world at its current configuration.
+
+A contact is a pair of points, one on link A and one on link B, with the unit normal on B
+pointing towards A and the signed gap ``d`` (negative when penetrating), as PyBullet's
+``getClosestPoints``/``getContactPoints`` report them.  The impact problem needs *every*
+active point of a face contact, but Bullet reports one closest point per link pair, and
+one new point per step for a convex shape against ``GEOM_PLANE``.  The set is therefore
+completed from the shapes' vertices: every vertex of a box or convex mesh within the
+tolerance of the other link becomes a contact (4 corners for a box landing flat, 2 for an
+edge).  Vertex distances to boxes, planes and spheres are computed in closed form; other
+shapes are queried with a point probe through ``getClosestPoints``.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pybullet as p
+
+from ..errors import ManifoldCompletionWarning
+
+logger = logging.getLogger("bullet_setimpact")
+
+#: Bullet clamps the product of the two lateral frictions to this (btManifoldResult).
+MAX_COMBINED_FRICTION = 10.0
+#: Radius of the sphere used to probe point-to-shape distances.
+PROBE_RADIUS = 1e-4
+#: Contact points closer than this are merged [m].
+MERGE_DISTANCE = 1e-5
+#: Bullet's collision margin of URDF and created boxes [m]: their edges are rounded with
+#: this radius, so a corner touches ``margin (|n|_1 - 1)`` after the sharp corner would
+#: (``n`` the contact normal in the box frame); vertex gaps are corrected by it.
+BOX_MARGIN = 1e-3
+
+
+Pair = tuple[tuple[int, int], tuple[int, int]]
+Feature = tuple
+
+
+def pair_key(pair: Pair) -> Pair:
+    """A link pair ``((body, link), (body, link))`` in canonical (sorted) order."""
+    return (pair[0], pair[1]) if pair[0] <= pair[1] else (pair[1], pair[0])
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One contact point pair.
+
+    Attributes
+    ----------
+    body_a, link_a, body_b, link_b : int
+        PyBullet body ids and link indices (-1 for a base).
+    position_a, position_b : ndarray, shape (3,)
+        World positions of the points on A and on B.
+    normal : ndarray, shape (3,)
+        Unit contact normal on B, pointing towards A.
+    gap : float
+        Signed distance [m] (negative = penetration).
+    mu : float
+        Friction coefficient, combined as Bullet does (product of the lateral frictions,
+        clamped to 10).
+    feature : tuple
+        What the point is, to follow it over time: ``("vertex", body, link, index, body,
+        link)`` for a vertex of the first link touching the second, ``("pair", pair)`` for
+        Bullet's closest point of a link pair.
+    """
+
+    body_a: int
+    link_a: int
+    body_b: int
+    link_b: int
+    position_a: np.ndarray
+    position_b: np.ndarray
+    normal: np.ndarray
+    gap: float
+    mu: float
+    feature: Feature = ()
+
+    @property
+    def pair(self) -> Pair:
+        """``((body_a, link_a), (body_b, link_b))``."""
+        return (self.body_a, self.link_a), (self.body_b, self.link_b)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """One collision shape of a link, in the link's inertial (centre-of-mass) frame."""
+
+    geometry: int
+    dimensions: np.ndarray
+    position: np.ndarray
+    rotation: np.ndarray  # 3x3, shape frame -> inertial frame
+    vertices: np.ndarray | None  # (k, 3) in the inertial frame, for boxes and meshes
+
+
+def _rotation(quaternion: tuple[float, ...] | np.ndarray) -> np.ndarray:
+    return np.array(p.getMatrixFromQuaternion(quaternion)).reshape(3, 3)
+
+
+def _box_corners(half_extents: np.ndarray) -> np.ndarray:
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+    return signs * half_extents
+
+
+class ContactFinder:
+    """Finds the contact set of the bodies of a PyBullet client (see module docstring).
+
+    Parameters
+    ----------
+    client : int
+        PyBullet physics client id.
+    dynamic : sequence of int
+        Bodies whose contacts matter (contacts between two other bodies are ignored).
+    tolerance : float
+        Points with gap <= tolerance are contacts [m].
+    """
+
+    def __init__(self, client: int, dynamic: list[int], tolerance: float) -> None:
+        self.client = client
+        self.tolerance = tolerance
+        self.dynamic = set(dynamic)
+        self._shapes: dict[tuple[int, int], list[_Shape]] = {}
+        self._friction: dict[tuple[int, int], float] = {}
+        self._probe = p.createCollisionShape(p.GEOM_SPHERE, radius=PROBE_RADIUS, physicsClientId=client)
+        self._warned: set[tuple[int, int, int, int]] = set()
+        self.refresh_bodies()
+
+    def refresh_bodies(self) -> None:
+        """Re-read the world's bodies (call after loading or removing bodies)."""
+        bodies = [p.getBodyUniqueId(i, physicsClientId=self.client) for i in range(p.getNumBodies(physicsClientId=self.client))]
+        self.pairs = [(a, b) for a, b in combinations(sorted(bodies), 2) if a in self.dynamic or b in self.dynamic]
+        self._shapes.clear()
+        self._friction.clear()
+
+    # ------------------------------------------------------------------ gaps
+    def closest(self, distance: float, bodies: set[int] | None = None) -> list[Contact]:
+        """Bullet's closest point of every link pair within ``distance`` (one point per pair).
+
+        ``bodies`` limits the query to body pairs involving one of them.
+        """
+        found = []
+        for body_a, body_b in self.pairs:
+            if bodies is not None and body_a not in bodies and body_b not in bodies:
+                continue
+            for point in p.getClosestPoints(body_a, body_b, distance, physicsClientId=self.client):
+                found.append(self._from_bullet(point))
+        return found
+
+    def pair_gaps(self, distance: float, bodies: set[int] | None = None) -> dict[Pair, float]:
+        """Minimum gap of every link pair within ``distance``, keyed by :func:`pair_key`."""
+        gaps: dict[Pair, float] = {}
+        for contact in self.closest(distance, bodies):
+            key = pair_key(contact.pair)
+            gaps[key] = min(gaps.get(key, np.inf), contact.gap)
+        return gaps
+
+    # ---------------------------------------------------------------- contacts
+    def contacts(self) -> list[Contact]:
+        """The full contact set (gap <= tolerance), completed from the shapes' vertices.
+
+        For each link pair Bullet finds within the tolerance: the vertex contacts of both
+        links and Bullet's manifold points within the tolerance; Bullet's single closest
+        point only when those are empty (curved shapes, edge-on-edge).
+        """
+        result: list[Contact] = []
+        for seed in self.closest(self.tolerance):
+            candidates = self._vertex_contacts(seed.body_a, seed.link_a, seed.body_b, seed.link_b, flip=False)
+            candidates += self._vertex_contacts(seed.body_b, seed.link_b, seed.body_a, seed.link_a, flip=True)
+            manifold = [
+                self._from_bullet(point)
+                for point in p.getContactPoints(seed.body_a, seed.body_b, seed.link_a, seed.link_b, physicsClientId=self.client)
+            ]
+            candidates += [contact for contact in manifold if contact.gap <= self.tolerance]
+            result += _merge(candidates or [seed])
+        return result
+
+    def feature_gaps(self, features: list[Feature], distance: float) -> dict[Feature, float]:
+        """Current gaps of the given features (``inf`` beyond ``distance`` for pair features)."""
+        gaps: dict[Feature, float] = {}
+        for feature in features:
+            if feature[0] == "vertex":
+                _, body_v, link_v, index, body_s, link_s = feature
+                gaps[feature] = float(self._vertex_gaps(body_v, link_v, body_s, link_s, np.array([index]))[1].min())
+            else:
+                (body_a, link_a), (body_b, link_b) = feature[1]
+                points = p.getClosestPoints(body_a, body_b, distance, link_a, link_b, physicsClientId=self.client)
+                gaps[feature] = min((point[8] for point in points), default=np.inf)
+        return gaps
+
+    def _from_bullet(self, point: tuple) -> Contact:
+        body_a, body_b, link_a, link_b = point[1], point[2], point[3], point[4]
+        return Contact(
+            body_a,
+            link_a,
+            body_b,
+            link_b,
+            np.array(point[5]),
+            np.array(point[6]),
+            np.array(point[7]),
+            float(point[8]),
+            self.friction(body_a, link_a, body_b, link_b),
+            ("pair", pair_key(((body_a, link_a), (body_b, link_b)))),
+        )
+
+    def friction(self, body_a: int, link_a: int, body_b: int, link_b: int) -> float:
+        """Bullet's combined friction: ``min(10, mu_a mu_b)`` of the links' lateral frictions."""
+        values = []
+        for key in ((body_a, link_a), (body_b, link_b)):
+            if key not in self._friction:
+                self._friction[key] = float(p.getDynamicsInfo(key[0], key[1], physicsClientId=self.client)[1])
+            values.append(self._friction[key])
+        return float(np.clip(values[0] * values[1], 0.0, MAX_COMBINED_FRICTION))
+
+    # --------------------------------------------------------- completion
+    def _link_shapes(self, body: int, link: int) -> list[_Shape]:
+        key = (body, link)
+        if key not in self._shapes:
+            shapes = []
+            for index, data in enumerate(p.getCollisionShapeData(body, link, physicsClientId=self.client)):
+                geometry, dimensions = data[2], np.array(data[3], dtype=float)
+                rotation = _rotation(data[6])
+                position = np.array(data[5])
+                vertices = None
+                if geometry == p.GEOM_BOX:
+                    vertices = _box_corners(dimensions / 2.0) @ rotation.T + position
+                elif geometry == p.GEOM_MESH:
+                    count, mesh = p.getMeshData(body, link, collisionShapeIndex=index, physicsClientId=self.client)
+                    vertices = np.array(mesh, dtype=float).reshape(count, 3) @ rotation.T + position if count else None
+                shapes.append(_Shape(geometry, dimensions, position, rotation, vertices))
+            self._shapes[key] = shapes
+        return self._shapes[key]
+
+    def _inertial_pose(self, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
+        if link == -1:
+            position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=self.client)
+        else:
+            position, orientation = p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=self.client)[:2]
+        return np.array(position), _rotation(orientation)
+
+    def _vertex_gaps(
+        self, body_v: int, link_v: int, body_s: int, link_s: int, indices: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]]:
+        """Vertices of link ``v`` (world), their gaps and unit normals to link ``s``.
+
+        Gaps of box corners include Bullet's edge rounding (:data:`BOX_MARGIN`).  Returns
+        ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and shape of
+        ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
+        """
+        vertex_shapes = [shape for shape in self._link_shapes(body_v, link_v) if shape.vertices is not None]
+        if not vertex_shapes:
+            return np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, dtype=int), []
+        origin, rotation = self._inertial_pose(body_v, link_v)
+        local = np.vstack([shape.vertices for shape in vertex_shapes])
+        box_frames = np.array([rotation @ shape.rotation if shape.geometry == p.GEOM_BOX else np.zeros((3, 3)) for shape in vertex_shapes for _ in shape.vertices])
+        if indices is None:
+            indices = np.arange(len(local))
+        vertices = local[indices] @ rotation.T + origin
+        s_origin, s_rotation = self._inertial_pose(body_s, link_s)
+        rows = ([], [], [], [], [])
+        for shape in self._link_shapes(body_s, link_s):
+            centre = s_origin + s_rotation @ shape.position
+            gaps, normals = self._vertex_distances(vertices, shape, centre, s_rotation @ shape.rotation, body_s, link_s)
+            rounding = np.abs(np.einsum("kji,kj->ki", box_frames[indices], normals)).sum(axis=1) - 1.0
+            gaps = gaps + BOX_MARGIN * np.where(box_frames[indices].any(axis=(1, 2)), rounding, 0.0)
+            for column, values in zip(rows, (vertices, gaps, normals, indices, [shape.geometry] * len(indices)), strict=True):
+                column.append(values)
+        return np.vstack(rows[0]), np.concatenate(rows[1]), np.vstack(rows[2]), np.concatenate(rows[3]), sum(rows[4], [])
+
+    def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
+        """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
+        vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s)
+        mu = self.friction(body_v, link_v, body_s, link_s)
+        found = []
+        for vertex, gap, normal, index, geometry in zip(vertices, gaps, normals, indices, geometries, strict=True):
+            if gap > self.tolerance:
+                continue
+            if geometry == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
+                self._warn_plane(body_v, link_v, body_s, link_s)
+            on_shape = vertex - gap * normal
+            feature = ("vertex", body_v, link_v, int(index), body_s, link_s)
+            if flip:  # the shape is on link A: the normal on B (the vertex's link) points to A
+                found.append(Contact(body_s, link_s, body_v, link_v, on_shape, vertex, -normal, float(gap), mu, feature))
+            else:
+                found.append(Contact(body_v, link_v, body_s, link_s, vertex, on_shape, normal, float(gap), mu, feature))
+        return found
+
+    def _warn_plane(self, body_v: int, link_v: int, body_s: int, link_s: int) -> None:
+        self._warned.add((body_v, link_v, body_s, link_s))
+        warnings.warn(
+            f"body {body_v} link {link_v} touches a GEOM_PLANE (body {body_s}): Bullet reports one point per step "
+            "for such pairs, so bullet-setimpact completes the contact set from the vertices",
+            ManifoldCompletionWarning,
+            stacklevel=4,
+        )
+
+    def _vertex_distances(
+        self, vertices: np.ndarray, shape: _Shape, centre: np.ndarray, frame: np.ndarray, body: int, link: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Signed distances from world ``vertices`` to a shape, and unit normals from the shape to them."""
+        local = (vertices - centre) @ frame
+        if shape.geometry == p.GEOM_PLANE:
+            normal = shape.dimensions / np.linalg.norm(shape.dimensions)
+            return local @ normal, np.tile(frame @ normal, (len(vertices), 1))
+        if shape.geometry == p.GEOM_SPHERE:
+            radius = shape.dimensions[0]
+            distance = np.linalg.norm(local, axis=1)
+            return distance - radius, (local / np.maximum(distance, 1e-12)[:, None]) @ frame.T
+        if shape.geometry == p.GEOM_BOX:
+            return _box_distance(local, shape.dimensions / 2.0, frame)
+        gaps, normals = [], []
+        for vertex in vertices:
+            points = p.getClosestPoints(
+                bodyA=-1,
+                bodyB=body,
+                distance=self.tolerance + PROBE_RADIUS,
+                linkIndexB=link,
+                collisionShapeA=self._probe,
+                collisionShapePositionA=vertex.tolist(),
+                physicsClientId=self.client,
+            )
+            if points:
+                best = min(points, key=lambda point: point[8])
+                gaps.append(best[8] + PROBE_RADIUS)
+                normals.append(-np.array(best[7]))  # Bullet's normal points from the shape (B) to the probe (A)
+            else:
+                gaps.append(np.inf)
+                normals.append(np.zeros(3))
+        return np.array(gaps), np.array(normals).reshape(-1, 3)
+
+
+def _box_distance(local: np.ndarray, half: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Signed distance of points (box frame) to a box and outward unit normals (world frame)."""
+    excess = np.abs(local) - half
+    outside = np.linalg.norm(np.maximum(excess, 0.0), axis=1)
+    inside = np.minimum(excess.max(axis=1), 0.0)
+    gaps = outside + inside
+    normals = np.where(
+        (outside > 0.0)[:, None],
+        np.sign(local) * np.maximum(excess, 0.0) / np.maximum(outside, 1e-12)[:, None],
+        np.sign(local) * (excess == excess.max(axis=1, keepdims=True)),
+    )
+    normals /= np.maximum(np.linalg.norm(normals, axis=1), 1e-12)[:, None]
+    return gaps, normals @ frame.T
+
+
+def _merge(contacts: list[Contact]) -> list[Contact]:
+    """Drop contacts whose point on A lies within :data:`MERGE_DISTANCE` of an earlier one."""
+    kept: list[Contact] = []
+    for contact in contacts:
+        if all(np.linalg.norm(contact.position_a - other.position_a) > MERGE_DISTANCE for other in kept):
+            kept.append(contact)
+    return kept

@@ -1,0 +1,447 @@
+"""``ImpactSimulator``: a drop-in for ``p.stepSimulation()`` that hands every impact to a law.
+
+Each call of :meth:`ImpactSimulator.step` advances one Bullet time step:
+
+1. snapshot the world (:class:`~bullet_setimpact.bullet.state.Snapshot`) and let Bullet
+   take a trial step;
+2. if a link pair came into contact (gap <= ``contact_tolerance``) approaching faster than
+   ``impact_velocity_threshold``, or Bullet pushed a pair that was not in contact (its
+   speculative-contact response), roll back and localize the contact time by root finding
+   on the gap (:mod:`.events`), so Bullet never applies its own impact impulse;
+3. at the event, collect the active contact set (every point within the tolerance,
+   resting contacts included), extract ``M(q)`` and the contact Jacobians, resolve the
+   impact with the law, check the outcome and write ``v+`` back;
+4. finish the rest of the step the same way.  Resting contact after the impact is
+   Bullet's job.  More than ``max_events_per_step`` events in one step (chattering, Zeno)
+   are reported with an :class:`~bullet_setimpact.errors.EventCapWarning` and Bullet
+   finishes that step.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from ..errors import EventCapWarning, SetImpactError
+from ..laws.anitescu_potra import AnitescuPotraImpact
+from ..laws.base import ImpactResult
+from ..problem import ImpactProblem
+from .contacts import Contact, ContactFinder, Pair, pair_key
+from .events import localize
+from .model import WorldModel, check_client
+from .state import Snapshot, movable_joints
+
+logger = logging.getLogger("bullet_setimpact")
+
+#: Impacts are localized where the arriving gap reaches this fraction of the tolerance
+#: (inside contact; outside for Bullet's speculative contacts).
+TARGET_FRACTION = 0.5
+#: Relative energy increase above which a law's outcome is rejected.
+ENERGY_TOL = 1e-9
+
+
+class ImpactFailure(SetImpactError):
+    """A law's outcome failed the checks; nothing was written back."""
+
+
+@dataclass(frozen=True)
+class ImpactEvent:
+    """One resolved impact.
+
+    Attributes
+    ----------
+    time : float
+        Simulated time of the impact [s] (since the simulator was created).
+    contacts : tuple of Contact
+        The active contact set (bodies, links, points, normals, gaps, friction).
+    bodies : tuple of int
+        Dynamic bodies involved, in the order of the velocity vectors.
+    coordinates : tuple of str
+        Names of the velocity entries.
+    v_minus, v_plus : ndarray, shape (nv,)
+        Generalized velocity of those bodies before and after.
+    result : ImpactResult
+        The law's full result (impulses, steps, path).
+    problem : ImpactProblem
+        The impact problem handed to the law.
+    energy_before, energy_after : float
+        Kinetic energy [J].
+    max_penetration : float
+        Largest penetration among the contacts at the event [m] (``max(0, -min gap)``).
+    law : str
+        Name of the law that produced ``v_plus`` (the fallback's when it was used).
+    diagnostics : dict
+        Order-independence diagnostics when the simulator was asked for them.
+    """
+
+    time: float
+    contacts: tuple[Contact, ...]
+    bodies: tuple[int, ...]
+    coordinates: tuple[str, ...]
+    v_minus: np.ndarray
+    v_plus: np.ndarray
+    result: ImpactResult
+    problem: ImpactProblem
+    energy_before: float
+    energy_after: float
+    max_penetration: float
+    law: str
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    def velocities(self, body: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(v_minus, v_plus)`` of one body's block."""
+        index = [i for i, name in enumerate(self.coordinates) if name.startswith(f"{body}:")]
+        return self.v_minus[index], self.v_plus[index]
+
+
+def contact_problem(
+    contacts: list[Contact], model: WorldModel, friction_directions: int | None = None
+) -> tuple[ImpactProblem, list[Contact]]:
+    """The impact problem of a contact set: ``M(q)``, normal and tangent Jacobians, ``mu``.
+
+    ``Jn = n^T (J_A(p_A) - J_B(p_B))`` with the normal on B pointing to A (journal eq. 12),
+    tangents an orthonormal pair per contact.  When every contact's tangential Jacobian has
+    rank one (a planar mechanism) the problem is planar, with the tangent along the one
+    direction that can slide (its largest world component made positive).  Contacts with
+    identical rows and friction (e.g. both corners of a planar block's edge) are merged:
+    their friction cones add up to one cone, so the impact is the same.  Returns the
+    problem and the contacts behind its rows.
+    """
+    configuration = model.configuration()
+    M = configuration.mass_matrix()
+    normals = np.array([contact.normal for contact in contacts])
+    jacobians = np.array(
+        [
+            configuration.point_jacobian(c.body_a, c.link_a, c.position_a)
+            - configuration.point_jacobian(c.body_b, c.link_b, c.position_b)
+            for c in contacts
+        ]
+    )
+    tangents = np.array([_tangent_basis(normal) for normal in normals])
+    Jn = np.einsum("id,idv->iv", normals, jacobians)
+    Jt = np.einsum("ikd,idv->ikv", tangents, jacobians)
+    mu = np.array([contact.mu for contact in contacts])
+    planar = _planar_tangents(Jt, tangents)
+    Jt = Jt if planar is None else planar
+    rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]])
+    scale = 1e-9 * (1.0 + np.abs(rows).max())
+    keep = [i for i in range(len(contacts)) if not any(np.abs(rows[i] - rows[j]).max() <= scale for j in range(i))]
+    problem = ImpactProblem(M, Jn[keep], Jt[keep], mu[keep], None if planar is not None else friction_directions)
+    return problem, [contacts[i] for i in keep]
+
+
+def _tangent_basis(normal: np.ndarray) -> np.ndarray:
+    """Two unit tangents ``(t1, t2)`` with ``t1 x t2 = n`` (deterministic)."""
+    helper = np.eye(3)[np.argmin(np.abs(normal))]
+    t1 = np.cross(helper, normal)
+    t1 /= np.linalg.norm(t1)
+    return np.array([t1, np.cross(normal, t1)])
+
+
+def _planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
+    """``(m, 1, nv)`` tangent Jacobians if every contact can slide along one direction only."""
+    rows = []
+    for block, basis in zip(Jt, tangents, strict=True):
+        u, singular, _ = np.linalg.svd(block)
+        if singular[1] > 1e-9 * max(singular[0], 1.0):
+            return None
+        direction = u[:, 0] @ basis
+        direction *= np.sign(direction[np.argmax(np.abs(direction))])
+        rows.append((direction @ basis.T) @ block)
+    return np.array(rows)[:, None, :]
+
+
+class ImpactSimulator:
+    """Drop-in replacement for ``p.stepSimulation()`` that resolves impacts with ``law``.
+
+    Parameters
+    ----------
+    law : object with ``resolve(problem, v_minus, rng) -> ImpactResult``
+        Any impact law (:data:`bullet_setimpact.LAWS`); it never sees PyBullet.
+    client : int
+        PyBullet client id.
+    seed : None, int or SeedSequence
+        Seed of the simulator's random generator (passed to the law at each event).
+    contact_tolerance : float
+        Points with gap <= this are in contact [m] (default 1e-4).
+    impact_velocity_threshold : float
+        Approach speed above which a new contact is an impact [m/s] (default 1e-3);
+        slower arrivals are left to Bullet's resting-contact solver.
+    bodies : iterable of int, optional
+        Bodies whose impacts are intercepted (default: all).
+    max_events_per_step : int
+        Events resolved within one Bullet step before Bullet finishes it (default 16).
+    on_failure : {"raise", "fallback"}
+        When a law fails (``LCPError``, no termination, energy gain): raise
+        :class:`ImpactFailure`, or apply the checked Anitescu-Potra outcome instead.
+    diagnostics : bool
+        Attach order-independence diagnostics to every event.
+    friction_directions : int, optional
+        Linearized friction directions of spatial contacts (default 8).
+    """
+
+    def __init__(
+        self,
+        law: Any,
+        client: int = 0,
+        seed: None | int | np.random.SeedSequence = None,
+        contact_tolerance: float = 1e-4,
+        impact_velocity_threshold: float = 1e-3,
+        bodies: Any = None,
+        max_events_per_step: int = 16,
+        on_failure: str = "raise",
+        diagnostics: bool = False,
+        friction_directions: int | None = None,
+    ) -> None:
+        if not callable(getattr(law, "resolve", None)):
+            raise ValueError(f"law must have a resolve(problem, v_minus, rng) method, got {type(law).__name__}")
+        self.client = check_client(client)
+        for name, value in (("contact_tolerance", contact_tolerance), ("impact_velocity_threshold", impact_velocity_threshold)):
+            if not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
+                raise ValueError(f"{name} must be a positive number, got {value!r}")
+        if isinstance(max_events_per_step, bool) or not isinstance(max_events_per_step, int) or max_events_per_step < 1:
+            raise ValueError(f"max_events_per_step must be an integer >= 1, got {max_events_per_step!r}")
+        if on_failure not in ("raise", "fallback"):
+            raise ValueError(f"on_failure must be 'raise' or 'fallback', got {on_failure!r}")
+        self.law = law
+        self.rng = np.random.default_rng(seed)
+        self.contact_tolerance = float(contact_tolerance)
+        self.impact_velocity_threshold = float(impact_velocity_threshold)
+        self.max_events_per_step = max_events_per_step
+        self.on_failure = on_failure
+        self.diagnostics = diagnostics
+        self.friction_directions = friction_directions
+        self._world = WorldModel(self.client)
+        tracked = self._world.restrict(bodies) if bodies is not None else self._world
+        self._dynamic = {body.body: movable_joints(self.client, body.body) for body in tracked.bodies}
+        self.finder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance)
+        #: Every event so far.
+        self.events: list[ImpactEvent] = []
+        #: Simulated time since construction [s].
+        self.time = 0.0
+        #: Steps in which the event cap was hit.
+        self.capped_steps = 0
+        self._touching: set | None = None
+        self._last: Snapshot | None = None
+
+    # ------------------------------------------------------------------ stepping
+    def step(self) -> list[ImpactEvent]:
+        """Advance one Bullet time step (``fixedTimeStep``) and return its impact events."""
+        check_client(self.client)
+        dt = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
+        done = 0.0
+        events: list[ImpactEvent] = []
+        try:
+            snapshot = Snapshot.take(self.client, self._dynamic)
+            if self._touching is None or self._last is None or not snapshot.same_velocities(self._last):
+                # first step, or the user changed velocities: contacts may be colliding now
+                events += self._resolve_impacts(self.time)
+                self._touching = {contact.feature for contact in self.finder.contacts()}
+            while dt - done > 1e-9 * dt:
+                if len(events) >= self.max_events_per_step:
+                    self._cap(dt - done)
+                    break
+                tau, new = self._advance(dt - done, self.time + done)
+                done += tau
+                events += new
+        finally:
+            p.setPhysicsEngineParameter(fixedTimeStep=dt, physicsClientId=self.client)
+        self.time += dt
+        self._last = Snapshot.take(self.client, self._dynamic)
+        return events
+
+    def _advance(self, duration: float, start_time: float) -> tuple[float, list[ImpactEvent]]:
+        """Trial-step ``duration``; on a new impact, roll back, localize it and resolve it.
+
+        A point arrives when its feature (a vertex, or a link pair's closest point) was not
+        in contact at the start and is now, approaching faster than the threshold; a link
+        pair out of contact at the start that Bullet pushed (speculative contact) also
+        counts.  Returns the time advanced and the events resolved at its end.
+        """
+        touching = self._touching if self._touching is not None else set()
+        snapshot = Snapshot.take(self.client, self._dynamic)
+        self._bullet_step(duration)
+        if not self.finder.pair_gaps(self.contact_tolerance) and not self._pushed_by_bullet(touching):
+            self._touching = set()
+            return duration, []
+        contacts = self.finder.contacts()
+        arrivals = [c.feature for c in contacts if c.feature not in touching and self._normal_velocity(c) < -self.impact_velocity_threshold]
+        pushed = self._pushed_by_bullet(touching)
+        features = arrivals + [("pair", pair) for pair in pushed]
+        if not features:
+            self._touching = {contact.feature for contact in contacts}
+            return duration, []
+        far = 10.0 * self.contact_tolerance
+        end_gap = max(min(self.finder.feature_gaps(features, far).values()), -far)
+        start_gap = min(self._feature_gaps_at(snapshot, 0.0, features, far), far)
+
+        def gap_after(tau: float) -> float:
+            return self._feature_gaps_at(snapshot, tau, features, far)
+
+        # Localize just inside contact, so Bullet's manifold holds the new points as resting
+        # contacts afterwards; a speculative contact (Bullet pushes before penetration) can
+        # only be caught just outside.
+        target = TARGET_FRACTION * self.contact_tolerance * (1.0 if pushed else -1.0)
+        speed = max(start_gap - end_gap, 0.0) / duration
+        tau = 0.0 if start_gap <= target else localize(gap_after, duration, target, speed, self.contact_tolerance)
+        gap_after(tau)
+        events = self._resolve_impacts(start_time + tau)
+        self._touching = {contact.feature for contact in self.finder.contacts()}
+        if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the step
+            self._bullet_step(duration)
+            self._touching = {contact.feature for contact in self.finder.contacts()}
+            return duration, []
+        return tau, events
+
+    def _feature_gaps_at(self, snapshot: Snapshot, tau: float, features: list, far: float) -> float:
+        """Smallest gap of ``features`` after simulating ``tau`` from ``snapshot``."""
+        snapshot.restore()
+        if tau > 0.0:
+            self._bullet_step(tau)
+        return min(self.finder.feature_gaps(features, far).values(), default=far)
+
+    def _bullet_step(self, duration: float) -> None:
+        p.setPhysicsEngineParameter(fixedTimeStep=duration, physicsClientId=self.client)
+        p.stepSimulation(physicsClientId=self.client)
+
+    def _pushed_by_bullet(self, touching: set) -> set[Pair]:
+        """Link pairs with no feature in contact at the start that Bullet applied a normal impulse to."""
+        touching_pairs = {_feature_pair(feature) for feature in touching}
+        pushed = set()
+        for point in p.getContactPoints(physicsClientId=self.client):
+            if point[9] <= 0.0 or (point[1] not in self._dynamic and point[2] not in self._dynamic):
+                continue
+            key = pair_key(((point[1], point[3]), (point[2], point[4])))
+            if key not in touching_pairs:
+                pushed.add(key)
+        return pushed
+
+    def _normal_velocity(self, contact: Contact) -> float:
+        relative = self._point_velocity(contact.body_a, contact.link_a, contact.position_a)
+        relative -= self._point_velocity(contact.body_b, contact.link_b, contact.position_b)
+        return float(contact.normal @ relative)
+
+    def _point_velocity(self, body: int, link: int, point: np.ndarray) -> np.ndarray:
+        """World velocity of the material point of a link at ``point``."""
+        if link == -1:
+            com = np.array(p.getBasePositionAndOrientation(body, physicsClientId=self.client)[0])
+            linear, angular = (np.array(x) for x in p.getBaseVelocity(body, physicsClientId=self.client))
+        else:
+            state = p.getLinkState(body, link, computeLinkVelocity=1, computeForwardKinematics=True, physicsClientId=self.client)
+            com, linear, angular = np.array(state[0]), np.array(state[6]), np.array(state[7])
+        return linear + np.cross(angular, point - com)
+
+    def _cap(self, remaining: float) -> None:
+        self.capped_steps += 1
+        warnings.warn(
+            f"more than {self.max_events_per_step} impact events in one step at t = {self.time:.6f} s: "
+            "Bullet finished the step (raise max_events_per_step or the velocity threshold)",
+            EventCapWarning,
+            stacklevel=3,
+        )
+        self._bullet_step(remaining)
+        self._touching = {contact.feature for contact in self.finder.contacts()}
+
+    # ------------------------------------------------------------------ events
+    def _resolve_impacts(self, time: float) -> list[ImpactEvent]:
+        """Resolve every colliding contact cluster at the current configuration."""
+        events = []
+        contacts = [
+            c for c in self.finder.contacts() if {c.body_a, c.body_b} <= set(self._dynamic) | self._world.static_bodies
+        ]
+        for cluster in _clusters(contacts, set(self._dynamic)):
+            bodies = tuple(sorted({b for c in cluster for b in (c.body_a, c.body_b) if b in self._dynamic}))
+            model = self._world.restrict(bodies)
+            problem, cluster = contact_problem(cluster, model, self.friction_directions)
+            v_minus = model.velocity()
+            if not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):
+                continue
+            result, law_name = self._checked_outcome(problem, v_minus)
+            model.set_velocity(result.v_plus)
+            written = model.velocity()
+            if not np.allclose(written, result.v_plus, rtol=0.0, atol=1e-9 * (1.0 + np.abs(result.v_plus).max())):
+                raise ImpactFailure(f"PyBullet did not take the written velocity (max error {np.abs(written - result.v_plus).max():.2e})")
+            event = ImpactEvent(
+                time=time,
+                contacts=tuple(cluster),
+                bodies=bodies,
+                coordinates=tuple(f"{body.body}:{name}" for body in model.bodies for name in body.coordinates),
+                v_minus=v_minus,
+                v_plus=result.v_plus,
+                result=result,
+                problem=problem,
+                energy_before=result.energy_before,
+                energy_after=result.energy_after,
+                max_penetration=max(0.0, -min(c.gap for c in cluster)),
+                law=law_name,
+                diagnostics=self._diagnostics(problem, v_minus) if self.diagnostics else {},
+            )
+            self.events.append(event)
+            events.append(event)
+            logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
+        return events
+
+    def _checked_outcome(self, problem: ImpactProblem, v_minus: np.ndarray) -> tuple[ImpactResult, str]:
+        """The law's outcome if it passes the checks, else the fallback or :class:`ImpactFailure`."""
+        law_name = getattr(self.law, "name", "") or type(self.law).__name__
+        try:
+            result = self.law.resolve(problem, v_minus, rng=self.rng)
+            reason = _rejection(problem, result)
+        except SetImpactError as exc:
+            result, reason = None, f"{type(exc).__name__}: {exc}"
+        if reason is None:
+            return result, law_name
+        if self.on_failure == "raise":
+            raise ImpactFailure(f"{law_name} failed at an impact with {problem.contacts} contacts: {reason}; nothing was written back")
+        fallback = AnitescuPotraImpact().resolve(problem, v_minus)
+        fallback_reason = _rejection(problem, fallback)
+        if fallback_reason is not None:
+            raise ImpactFailure(f"{law_name} failed ({reason}) and so did the Anitescu-Potra fallback ({fallback_reason})")
+        logger.warning("%s failed (%s); applied the Anitescu-Potra fallback", law_name, reason)
+        return fallback, AnitescuPotraImpact.name
+
+    def _diagnostics(self, problem: ImpactProblem, v_minus: np.ndarray) -> dict[str, Any]:
+        from ..diagnostics import normal_coupling, order_independent
+
+        verdict = order_independent(problem, v_minus)
+        return {"normal_coupling": normal_coupling(problem), "order_independent": verdict}
+
+
+def _rejection(problem: ImpactProblem, result: ImpactResult) -> str | None:
+    """Why an outcome may not be written back, or None when it passes."""
+    if not np.all(np.isfinite(result.v_plus)) or result.v_plus.shape != (problem.dofs,):
+        return "v_plus is not a finite vector of the right shape"
+    if not result.terminated:
+        return f"the impact did not terminate ({result.message or 'still colliding'})"
+    if problem.colliding(result.v_plus):
+        return "v_plus still collides"
+    if result.energy_after > result.energy_before * (1.0 + ENERGY_TOL) + 1e-12:
+        return f"kinetic energy grew from {result.energy_before:.6g} to {result.energy_after:.6g} J"
+    return None
+
+
+def _feature_pair(feature: tuple) -> Pair:
+    """The link pair of a contact feature."""
+    if feature[0] == "vertex":
+        return pair_key(((feature[1], feature[2]), (feature[4], feature[5])))
+    return feature[1]
+
+
+def _clusters(contacts: list[Contact], dynamic: set[int]) -> list[list[Contact]]:
+    """Group contacts into impacts that share no dynamic body (``M`` is block-diagonal)."""
+    groups: list[tuple[set[int], list[Contact]]] = []
+    for contact in contacts:
+        bodies = {b for b in (contact.body_a, contact.body_b) if b in dynamic}
+        if not bodies:
+            continue
+        merged = [group for group in groups if group[0] & bodies]
+        for group in merged:
+            groups.remove(group)
+            bodies |= group[0]
+        groups.append((bodies, [c for group in merged for c in group[1]] + [contact]))
+    return [group[1] for group in groups]

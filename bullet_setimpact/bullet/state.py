@@ -1,0 +1,111 @@
+"""Cheap snapshots of a PyBullet world's positions and velocities, to roll a step back.
+
+``p.saveState`` serializes the whole world (about 1 ms for the humanoid, 7x a step), too
+slow to take before every step.  A :class:`Snapshot` reads only base poses, base
+velocities and joint states (a few calls per body) and restores them with the ``reset*``
+functions.  It does not restore forces applied with ``applyExternalForce`` (Bullet clears
+them after each step) nor Bullet's contact warm-starting cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pybullet as p
+
+
+@dataclass(frozen=True)
+class _BodyState:
+    body: int
+    position: tuple[float, ...]
+    orientation: tuple[float, ...]
+    linear: tuple[float, ...]
+    angular: tuple[float, ...]
+    joints: tuple[int, ...]
+    joint_positions: tuple[tuple[float, ...], ...]
+    joint_velocities: tuple[tuple[float, ...], ...]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Positions and velocities of a set of bodies at one instant."""
+
+    client: int
+    bodies: tuple[_BodyState, ...]
+
+    @classmethod
+    def take(cls, client: int, bodies: dict[int, tuple[int, ...]]) -> Snapshot:
+        """Read the state of ``bodies`` (body id -> indices of its non-fixed joints)."""
+        states = []
+        for body, joints in bodies.items():
+            position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+            linear, angular = p.getBaseVelocity(body, physicsClientId=client)
+            joint_states = p.getJointStatesMultiDof(body, joints, physicsClientId=client) if joints else ()
+            states.append(
+                _BodyState(
+                    body,
+                    position,
+                    orientation,
+                    linear,
+                    angular,
+                    joints,
+                    tuple(tuple(state[0]) for state in joint_states),
+                    tuple(tuple(state[1]) for state in joint_states),
+                )
+            )
+        return cls(client, tuple(states))
+
+    def restore(self) -> None:
+        """Write the snapshot back (positions and velocities)."""
+        for state in self.bodies:
+            p.resetBasePositionAndOrientation(state.body, state.position, state.orientation, physicsClientId=self.client)
+            p.resetBaseVelocity(state.body, state.linear, state.angular, physicsClientId=self.client)
+            reset_joint_states(self.client, state.body, state.joints, state.joint_positions, state.joint_velocities)
+
+    def same_velocities(self, other: Snapshot, tol: float = 0.0) -> bool:
+        """Whether ``other`` holds the same velocities (e.g. nobody reset them in between)."""
+        for mine, theirs in zip(self.bodies, other.bodies, strict=True):
+            if mine.body != theirs.body:
+                return False
+            pairs = [(mine.linear, theirs.linear), (mine.angular, theirs.angular)]
+            pairs += list(zip(mine.joint_velocities, theirs.joint_velocities, strict=True))
+            for a, b in pairs:
+                if any(abs(x - y) > tol for x, y in zip(a, b, strict=True)):
+                    return False
+        return True
+
+
+def reset_joint_states(
+    client: int,
+    body: int,
+    joints: tuple[int, ...],
+    positions: tuple[tuple[float, ...], ...],
+    velocities: tuple[tuple[float, ...], ...],
+) -> None:
+    """Reset joint positions and velocities (multi-DoF aware).
+
+    ``resetJointStatesMultiDof`` crashes pybullet 3.2.7 (segmentation fault) when one call
+    mixes joints of different DoF counts, so single-DoF joints go in one batched call and
+    multi-DoF (spherical) joints one at a time.
+    """
+    single = [i for i, position in enumerate(positions) if len(position) == 1]
+    if single:
+        p.resetJointStatesMultiDof(
+            body,
+            [joints[i] for i in single],
+            [positions[i] for i in single],
+            [velocities[i] for i in single],
+            physicsClientId=client,
+        )
+    for i, position in enumerate(positions):
+        if len(position) != 1:
+            p.resetJointStateMultiDof(body, joints[i], position, velocities[i], physicsClientId=client)
+
+
+def movable_joints(client: int, body: int) -> tuple[int, ...]:
+    """Indices of a body's non-fixed joints (the ones ``getJointStatesMultiDof`` must read)."""
+    return tuple(
+        joint
+        for joint in range(p.getNumJoints(body, physicsClientId=client))
+        if p.getJointInfo(body, joint, physicsClientId=client)[2] != p.JOINT_FIXED
+    )

@@ -1,0 +1,423 @@
+"""Model extraction from PyBullet: velocity layout, M(q), world-frame point Jacobians.
+
+Every expected value comes from PyBullet's own link states (``getLinkState`` with
+``computeLinkVelocity``, ``getBaseVelocity``, ``getDynamicsInfo``), from finite differences
+of positions, or from the raw PyBullet calls whose conventions the model relies on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+import pytest
+
+from bullet_setimpact.bullet import WorldModel
+
+# A floating base and two links whose inertial frames are offset AND rotated, with a
+# non-diagonal inertia (Bullet diagonalizes it and turns the inertial frame accordingly).
+ROTATED_URDF = """<?xml version="1.0"?>
+<robot name="rotated">
+  <link name="base">
+    <inertial><origin xyz="0.1 -0.2 0.05" rpy="0.3 -0.4 0.7"/><mass value="2.0"/>
+      <inertia ixx="0.3" ixy="0.05" ixz="-0.02" iyy="0.2" iyz="0.01" izz="0.25"/></inertial>
+    <collision><geometry><box size="0.4 0.3 0.2"/></geometry></collision>
+  </link>
+  <link name="arm">
+    <inertial><origin xyz="0.0 0.1 0.3" rpy="-0.5 0.2 1.1"/><mass value="0.7"/>
+      <inertia ixx="0.02" ixy="0.001" ixz="0.001" iyy="0.03" iyz="-0.002" izz="0.025"/></inertial>
+  </link>
+  <link name="slider">
+    <inertial><origin xyz="0.05 0.0 -0.1" rpy="0.9 0.1 -0.3"/><mass value="0.4"/>
+      <inertia ixx="0.004" ixy="0" ixz="0" iyy="0.005" iyz="0" izz="0.006"/></inertial>
+  </link>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/>
+    <origin xyz="0.2 0.1 0.0" rpy="0.1 0.2 0.3"/><axis xyz="0.6 0 0.8"/>
+    <limit lower="-3" upper="3" effort="10" velocity="10"/></joint>
+  <joint name="slide" type="prismatic"><parent link="arm"/><child link="slider"/>
+    <origin xyz="0.0 0.0 0.5" rpy="0.4 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="10"/></joint>
+</robot>
+"""
+
+PLANAR_JOINT_URDF = """<?xml version="1.0"?>
+<robot name="planar_joint">
+  <link name="base"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <link name="puck"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <joint name="glide" type="planar"><parent link="base"/><child link="puck"/><axis xyz="0 0 1"/></joint>
+</robot>
+"""
+
+#: name -> (file, loadURDF keyword arguments); ``rotated`` is written to a temporary
+#: directory, ``welded`` is built with createMultiBody.
+BODIES = {
+    "free box": ("cube.urdf", {}),
+    "free box, maximal coordinates": ("cube.urdf", {"useMaximalCoordinates": True}),
+    "r2d2 (floating base)": ("r2d2.urdf", {}),
+    "kuka_iiwa (fixed base)": ("kuka_iiwa/model.urdf", {"useFixedBase": True}),
+    "a1 (quadruped)": ("a1/a1.urdf", {}),
+    "rotated inertial frames": ("rotated", {"flags": p.URDF_USE_INERTIA_FROM_FILE}),
+    "free base with a welded link (fixed joint only)": ("welded", {}),
+}
+
+
+@pytest.fixture
+def client() -> Iterator[int]:
+    cid = p.connect(p.DIRECT)
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+    yield cid
+    p.disconnect(cid)
+
+
+@pytest.fixture
+def rotated_urdf(tmp_path) -> str:
+    path = tmp_path / "rotated.urdf"
+    path.write_text(ROTATED_URDF)
+    return str(path)
+
+
+def load(client: int, name: str, rotated_urdf: str, rng: np.random.Generator) -> int:
+    """Load ``BODIES[name]`` at a random pose; a fixed base gets a random orientation too."""
+    file, kwargs = BODIES[name]
+    orientation = rng.normal(size=4)
+    pose = {"basePosition": rng.normal(size=3).tolist(), "baseOrientation": (orientation / np.linalg.norm(orientation)).tolist()}
+    if file == "welded":
+        box = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.2, 0.1, 0.1], physicsClientId=client)
+        link = {"linkMasses": [0.5], "linkCollisionShapeIndices": [box], "linkVisualShapeIndices": [-1], "linkParentIndices": [0]}
+        link |= {"linkPositions": [[0.3, 0.2, 0.5]], "linkOrientations": [[0.0, 0.0, 0.0, 1.0]], "linkJointAxis": [[0.0, 0.0, 1.0]]}
+        link |= {"linkInertialFramePositions": [[0.1, 0.0, 0.0]], "linkInertialFrameOrientations": [[0.0, 0.3826834, 0.0, 0.9238795]]}
+        return p.createMultiBody(1.0, box, linkJointTypes=[p.JOINT_FIXED], physicsClientId=client, **pose, **link)
+    return p.loadURDF(rotated_urdf if file == "rotated" else file, physicsClientId=client, **pose, **kwargs)
+
+
+def rotation(quaternion) -> np.ndarray:
+    return np.reshape(p.getMatrixFromQuaternion(quaternion), (3, 3))
+
+
+def randomize(client: int, model: WorldModel, rng: np.random.Generator) -> None:
+    """Random joint positions, base poses and velocities through PyBullet's own setters."""
+    for body in model.bodies:
+        if body.floating:
+            orientation = rng.normal(size=4)
+            orientation = (orientation / np.linalg.norm(orientation)).tolist()
+            p.resetBasePositionAndOrientation(body.body, rng.normal(size=3).tolist(), orientation, physicsClientId=client)
+            p.resetBaseVelocity(body.body, rng.normal(size=3).tolist(), rng.normal(size=3).tolist(), physicsClientId=client)
+        for joint in body.joints:
+            p.resetJointState(body.body, joint, rng.uniform(-1.0, 1.0), rng.normal(), physicsClientId=client)
+
+
+def link_motion(client: int, body: int, link: int, fixed_base: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Centre of mass, its velocity, angular velocity, inertial-frame rotation, as PyBullet reports them."""
+    if link == -1:
+        position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+        linear, angular = p.getBaseVelocity(body, physicsClientId=client)
+        if fixed_base:  # a fixed base never moves (we never set its velocity)
+            linear = angular = (0.0, 0.0, 0.0)
+    else:
+        state = p.getLinkState(body, link, computeLinkVelocity=True, computeForwardKinematics=True, physicsClientId=client)
+        position, orientation, linear, angular = state[0], state[1], state[6], state[7]
+    return np.asarray(position), np.asarray(linear), np.asarray(angular), rotation(orientation)
+
+
+def kinetic_energy(client: int, body: int, fixed_base: bool) -> float:
+    """Sum over links of 0.5 m |v_com|^2 + 0.5 w^T R diag(I) R^T w (inertia diagonal in the inertial frame)."""
+    energy = 0.0
+    for link in range(-1, p.getNumJoints(body, physicsClientId=client)):
+        mass, _, inertia = p.getDynamicsInfo(body, link, physicsClientId=client)[:3]
+        _, linear, angular, frame = link_motion(client, body, link, fixed_base)
+        energy += 0.5 * mass * linear @ linear + 0.5 * angular @ frame @ np.diag(inertia) @ frame.T @ angular
+    return energy
+
+
+# ---------------------------------------------------------------- the two identities
+
+
+@pytest.fixture(params=list(BODIES))
+def loaded(request, client, rotated_urdf) -> tuple[int, WorldModel, bool, np.random.Generator]:
+    """One of :data:`BODIES` at a random pose: body id, its model, fixed base or not, the generator."""
+    rng = np.random.default_rng(0)
+    body = load(client, request.param, rotated_urdf, rng)
+    model = WorldModel(client)
+    return body, model, not model.body(body).floating, rng
+
+
+def test_kinetic_energy_equals_sum_over_links(client, loaded):
+    body, model, fixed_base, rng = loaded
+    for _ in range(3):
+        randomize(client, model, rng)
+        v = model.velocity()
+        M = model.configuration().mass_matrix()
+        expected = kinetic_energy(client, body, fixed_base)
+        assert expected > 0.1
+        assert 0.5 * v @ M @ v == pytest.approx(expected, rel=1e-9)
+        np.testing.assert_array_equal(M, M.T)
+        assert np.linalg.eigvalsh(M).min() > 0.0
+
+
+def test_point_jacobian_gives_pybullet_point_velocities(client, loaded):
+    body, model, fixed_base, rng = loaded
+    randomize(client, model, rng)
+    v = model.velocity()
+    configuration = model.configuration()
+    for link in range(-1, p.getNumJoints(body, physicsClientId=client)):
+        com, linear, angular, _ = link_motion(client, body, link, fixed_base)
+        points = com + rng.normal(scale=0.5, size=(4, 3))
+        expected = linear + np.cross(angular, points - com)
+        stacked = configuration.point_jacobian(body, link, points)
+        assert stacked.shape == (4, 3, model.nv)
+        np.testing.assert_allclose(stacked @ v, expected, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(configuration.point_jacobian(body, link, points[0]) @ v, expected[0], rtol=0, atol=1e-9)
+
+
+def material_point_positions(client: int, body: int, points: np.ndarray, link: int) -> np.ndarray:
+    """World positions of material points given in ``link``'s inertial frame."""
+    if link == -1:
+        position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+    else:
+        position, orientation = p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[:2]
+    return np.asarray(position) + points @ rotation(orientation).T
+
+
+def turn(orientation, omega: np.ndarray, dt: float) -> list[float]:
+    """``orientation`` (x, y, z, w) turned by the world angular velocity ``omega`` for ``dt``.
+
+    In double precision: PyBullet's getQuaternionFromAxisAngle and multiplyTransforms round
+    to single precision.
+    """
+    angle = float(np.linalg.norm(omega)) * dt
+    axis = omega / np.linalg.norm(omega)
+    a, b = np.array([*(np.sin(angle / 2) * axis), np.cos(angle / 2)]), np.asarray(orientation)
+    vector = a[3] * b[:3] + b[3] * a[:3] + np.cross(a[:3], b[:3])
+    return [*vector, a[3] * b[3] - a[:3] @ b[:3]]
+
+
+def displace(client: int, model: WorldModel, start: dict, v: np.ndarray, dt: float) -> None:
+    """Set every body to ``start`` advanced by ``dt * v`` (exact rotation for the base)."""
+    for body in model.bodies:
+        block = v[model.block(body.body)]
+        if body.floating:
+            position, orientation = start[body.body][0]
+            turned = turn(orientation, block[3:6], dt)
+            p.resetBasePositionAndOrientation(body.body, (np.asarray(position) + dt * block[:3]).tolist(), turned, physicsClientId=client)
+        for joint, position, rate in zip(body.joints, start[body.body][1], block[6 * body.floating :]):
+            p.resetJointState(body.body, joint, position + dt * rate, physicsClientId=client)
+
+
+@pytest.mark.parametrize("name", ["r2d2 (floating base)", "kuka_iiwa (fixed base)", "rotated inertial frames"])
+def test_point_jacobian_matches_finite_differences(client, rotated_urdf, name):
+    """J v is the time derivative of material point positions (independent of PyBullet's velocities)."""
+    rng = np.random.default_rng(2)
+    body = load(client, name, rotated_urdf, rng)
+    model = WorldModel(client)
+    randomize(client, model, rng)
+    v = rng.normal(size=model.nv)
+    start = {
+        b.body: (
+            p.getBasePositionAndOrientation(b.body, physicsClientId=client),
+            [p.getJointState(b.body, joint, physicsClientId=client)[0] for joint in b.joints],
+        )
+        for b in model.bodies
+    }
+    configuration = model.configuration()
+    dt = 1e-6
+    for link in range(-1, p.getNumJoints(body, physicsClientId=client)):
+        local = rng.normal(scale=0.5, size=(3, 3))
+        points = material_point_positions(client, body, local, link)
+        displace(client, model, start, v, dt)
+        ahead = material_point_positions(client, body, local, link)
+        displace(client, model, start, v, -dt)
+        behind = material_point_positions(client, body, local, link)
+        displace(client, model, start, v, 0.0)
+        np.testing.assert_allclose(configuration.point_jacobian(body, link, points) @ v, (ahead - behind) / (2 * dt), rtol=0, atol=1e-6)
+
+
+def test_relative_jacobian_is_velocity_difference(client):
+    rng = np.random.default_rng(3)
+    box = p.loadURDF("cube.urdf", physicsClientId=client)
+    robot = p.loadURDF("r2d2.urdf", physicsClientId=client)
+    model = WorldModel(client)
+    randomize(client, model, rng)
+    v = model.velocity()
+    configuration = model.configuration()
+    points = rng.normal(size=(2, 3))
+    relative = configuration.relative_jacobian(box, -1, robot, 3, points) @ v
+    difference = configuration.point_jacobian(box, -1, points) @ v - configuration.point_jacobian(robot, 3, points) @ v
+    np.testing.assert_allclose(relative, difference, rtol=0, atol=1e-12)
+    com, linear, angular, _ = link_motion(client, robot, 3, False)
+    box_com, box_linear, box_angular, _ = link_motion(client, box, -1, False)
+    expected = box_linear + np.cross(box_angular, points - box_com) - linear - np.cross(angular, points - com)
+    np.testing.assert_allclose(relative, expected, rtol=0, atol=1e-9)
+
+
+# ------------------------------------------------- the PyBullet conventions themselves
+
+
+def test_pybullet_floating_base_velocity_is_base_frame_angular_then_linear(client):
+    """calculateMassMatrix's floating-base layout is [R^T omega, R^T v_com, qdot] (NOTES.md)."""
+    rng = np.random.default_rng(4)
+    body = load(client, "r2d2 (floating base)", "", rng)
+    model = WorldModel(client)
+    randomize(client, model, rng)
+    joints = model.body(body).joints
+    q = [s[0] for s in p.getJointStates(body, joints, physicsClientId=client)]
+    qdot = [s[1] for s in p.getJointStates(body, joints, physicsClientId=client)]
+    M = np.asarray(p.calculateMassMatrix(body, q, physicsClientId=client))
+    frame = rotation(p.getBasePositionAndOrientation(body, physicsClientId=client)[1])
+    linear, angular = map(np.asarray, p.getBaseVelocity(body, physicsClientId=client))
+    energy = kinetic_energy(client, body, False)
+    base_frame = np.concatenate([frame.T @ angular, frame.T @ linear, qdot])
+    world_frame = np.concatenate([angular, linear, qdot])
+    assert 0.5 * base_frame @ M @ base_frame == pytest.approx(energy, rel=1e-9)
+    assert 0.5 * world_frame @ M @ world_frame != pytest.approx(energy, rel=1e-3)
+
+
+def test_pybullet_local_position_is_joint_origin_along_inertial_axes(client, rotated_urdf):
+    """calculateJacobian's localPosition: origin at the URDF joint frame, axes of the INERTIAL frame.
+
+    NOTES.md says "relative to the link's URDF frame"; that holds for the origin only.
+    """
+    rng = np.random.default_rng(5)
+    body = load(client, "rotated inertial frames", rotated_urdf, rng)
+    model = WorldModel(client)
+    randomize(client, model, rng)
+    q = [s[0] for s in p.getJointStates(body, [0, 1], physicsClientId=client)]
+    frame = rotation(p.getBasePositionAndOrientation(body, physicsClientId=client)[1])
+    v = model.velocity()
+    bullet_v = np.concatenate([frame.T @ v[3:6], frame.T @ v[:3], v[6:]])
+    for link in (0, 1):
+        offset, inertial = p.getDynamicsInfo(body, link, physicsClientId=client)[3:5]
+        assert abs(inertial[3]) < 0.99  # the inertial frame really is turned
+        _, com_velocity, _, _ = link_motion(client, body, link, False)
+
+        def velocity(local):
+            jacobian = np.asarray(p.calculateJacobian(body, link, list(local), q, [0.0, 0.0], [0.0, 0.0], physicsClientId=client)[0])
+            return frame @ jacobian @ bullet_v
+
+        np.testing.assert_allclose(velocity(rotation(inertial).T @ np.asarray(offset)), com_velocity, rtol=0, atol=1e-12)
+        assert np.abs(velocity(offset) - com_velocity).max() > 1e-3
+
+
+def test_pybullet_refuses_jointless_and_spherical_jacobians(client):
+    cube = p.loadURDF("cube.urdf", physicsClientId=client)
+    with pytest.raises(p.error, match="numDof"):
+        p.calculateJacobian(cube, -1, [0, 0, 0], [], [], [], physicsClientId=client)
+    neck = p.loadURDF("spherical_joint_limit.urdf", physicsClientId=client)
+    with pytest.raises(p.error, match="Spher"):
+        p.calculateJacobian(neck, 0, [0, 0, 0], [0.0] * 3, [0.0] * 3, [0.0] * 3, physicsClientId=client)
+
+
+# ------------------------------------------------------------- layout and velocity I/O
+
+
+def test_layout_and_static_bodies(client):
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    welded = p.loadURDF("cube.urdf", useFixedBase=True, physicsClientId=client)
+    robot = p.loadURDF("r2d2.urdf", physicsClientId=client)
+    arm = p.loadURDF("kuka_iiwa/model.urdf", useFixedBase=True, physicsClientId=client)
+    box = p.loadURDF("cube.urdf", physicsClientId=client)
+    model = WorldModel(client)
+    assert model.static_bodies == {plane, welded}
+    assert [b.body for b in model.bodies] == [robot, arm, box]
+    assert model.nv == (6 + 8) + 7 + 6
+    assert model.block(robot) == slice(0, 14) and model.block(arm) == slice(14, 21) and model.block(box) == slice(21, 27)
+    assert model.block(plane) == slice(0, 0)
+    entries = ("v_x", "v_y", "v_z", "omega_x", "omega_y", "omega_z", "right_front_wheel_joint")
+    assert model.coordinates[:7] == tuple(f"physics[{robot}].{entry}" for entry in entries)
+    configuration = model.configuration()
+    assert not configuration.point_jacobian(plane, -1, [0.0, 0.0, 0.0]).any()
+    assert not configuration.point_jacobian(arm, -1, [0.0, 0.0, 0.0]).any()
+    ordered = WorldModel(client, bodies=[box, plane, robot])
+    assert [b.body for b in ordered.bodies] == [box, robot] and ordered.static_bodies == {plane}
+
+
+def test_restrict_gives_the_diagonal_block(client):
+    rng = np.random.default_rng(6)
+    robot = p.loadURDF("r2d2.urdf", physicsClientId=client)
+    box = p.loadURDF("cube.urdf", physicsClientId=client)
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    model = WorldModel(client)
+    randomize(client, model, rng)
+    sub = model.restrict([box])
+    assert sub.nv == 6 and sub.static_bodies == {plane}
+    block = model.block(box)
+    np.testing.assert_array_equal(sub.configuration().mass_matrix(), model.configuration().mass_matrix()[block, block])
+    np.testing.assert_array_equal(sub.velocity(), model.velocity()[model.block(box)])
+    with pytest.raises(ValueError, match="body 99"):
+        model.restrict([99])
+    with pytest.raises(ValueError, match=f"body {robot}"):
+        sub.configuration().point_jacobian(robot, -1, [0.0, 0.0, 0.0])
+
+
+def test_velocity_reads_pybullet_and_writes_back_without_moving(client):
+    rng = np.random.default_rng(7)
+    robot = p.loadURDF("r2d2.urdf", physicsClientId=client)
+    arm = p.loadURDF("kuka_iiwa/model.urdf", useFixedBase=True, physicsClientId=client)
+    p.loadURDF("cube.urdf", useMaximalCoordinates=True, physicsClientId=client)
+    model = WorldModel(client)
+    randomize(client, model, rng)
+    v = model.velocity()
+    linear, angular = p.getBaseVelocity(robot, physicsClientId=client)
+    np.testing.assert_array_equal(v[:6], [*linear, *angular])
+    np.testing.assert_array_equal(v[6:14], [s[1] for s in p.getJointStates(robot, model.body(robot).joints, physicsClientId=client)])
+    np.testing.assert_array_equal(v[model.block(arm)], [s[1] for s in p.getJointStates(arm, range(7), physicsClientId=client)])
+
+    def positions():
+        bases = [p.getBasePositionAndOrientation(b.body, physicsClientId=client) for b in model.bodies]
+        joints = [p.getJointState(b.body, j, physicsClientId=client)[0] for b in model.bodies for j in b.joints]
+        links = [p.getLinkState(robot, link, computeForwardKinematics=True, physicsClientId=client)[:2] for link in range(15)]
+        return bases, joints, links
+
+    before = positions()
+    new = rng.normal(size=model.nv)
+    model.set_velocity(new)
+    assert positions() == before
+    np.testing.assert_array_equal(model.velocity(), new)
+    assert p.getBaseVelocity(arm, physicsClientId=client) == ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))  # fixed base untouched
+    with pytest.raises(ValueError, match=r"shape \(27,\)"):
+        model.set_velocity(np.zeros(5))
+    with pytest.raises(ValueError, match="finite"):
+        model.set_velocity(np.full(model.nv, np.nan))
+
+
+# ----------------------------------------------------------------------- bad input
+
+
+def test_unknown_body_is_rejected(client):
+    box = p.loadURDF("cube.urdf", physicsClientId=client)
+    with pytest.raises(ValueError, match=r"body 7 is not a body id of client .*expected one of \[0\]"):
+        WorldModel(client, bodies=[box, 7])
+    with pytest.raises(ValueError, match="listed twice"):
+        WorldModel(client, bodies=[box, box])
+    configuration = WorldModel(client).configuration()
+    with pytest.raises(ValueError, match="body 3 is not part of this model"):
+        configuration.point_jacobian(3, -1, [0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="link 2 does not exist"):
+        configuration.point_jacobian(box, 2, [0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="points must be finite"):
+        configuration.point_jacobian(box, -1, [0.0, 0.0])
+
+
+def test_disconnected_client_is_rejected():
+    cid = p.connect(p.DIRECT)
+    p.loadURDF("cube.urdf", physicsClientId=cid)
+    model = WorldModel(cid)
+    p.disconnect(cid)
+    with pytest.raises(ValueError, match=f"client {cid} is not connected"):
+        WorldModel(cid)
+    with pytest.raises(ValueError, match=f"client {cid} is not connected"):
+        model.velocity()
+    with pytest.raises(ValueError, match="client must be a PyBullet client id"):
+        WorldModel("0")
+
+
+def test_spherical_and_planar_joints_are_rejected(client, tmp_path):
+    neck = p.loadURDF("spherical_joint_limit.urdf", physicsClientId=client)
+    with pytest.raises(ValueError, match=f"body {neck} \\('dumpUrdf'\\) has a spherical joint 0 \\('neck'\\)"):
+        WorldModel(client)
+    path = tmp_path / "planar_joint.urdf"
+    path.write_text(PLANAR_JOINT_URDF)
+    glide = p.loadURDF(str(path), physicsClientId=client)
+    with pytest.raises(ValueError, match="planar joint 0 \\('glide'\\)"):
+        WorldModel(client, bodies=[glide])
