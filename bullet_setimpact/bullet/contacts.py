@@ -3,12 +3,14 @@
 A contact is a pair of points, one on link A and one on link B, with the unit normal on B
 pointing towards A and the signed gap ``d`` (negative when penetrating), as PyBullet's
 ``getClosestPoints``/``getContactPoints`` report them.  The impact problem needs *every*
-active point of a face contact, but Bullet reports one closest point per link pair, and
-one new point per step for a convex shape against ``GEOM_PLANE``.  The set is therefore
-completed from the shapes' vertices: every vertex of a box or convex mesh within the
-tolerance of the other link becomes a contact (4 corners for a box landing flat, 2 for an
-edge).  Vertex distances to boxes, planes and spheres are computed in closed form; other
-shapes are queried with a point probe through ``getClosestPoints``.
+active point of a face contact, but ``getClosestPoints`` gives one point per link pair and
+Bullet's manifold gains one new point per step for a convex shape against ``GEOM_PLANE``.
+The set is therefore completed from box corners: every corner of a box within the
+tolerance of the other link becomes a contact (4 for a box landing flat, 2 for an edge),
+its distance to boxes, planes and spheres computed in closed form, to other shapes with a
+point probe through ``getClosestPoints``.  Convex meshes, cylinders and capsules rely on
+Bullet's own manifold points and closest point (their face contacts may be incomplete);
+the shipped URDFs use boxes and spheres.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ MAX_COMBINED_FRICTION = 10.0
 PROBE_RADIUS = 1e-4
 #: Contact points closer than this are merged [m].
 MERGE_DISTANCE = 1e-5
-#: Bullet's collision margin of URDF and created boxes [m]: their edges are rounded with
-#: this radius, so a corner touches ``margin (|n|_1 - 1)`` after the sharp corner would
-#: (``n`` the contact normal in the box frame); vertex gaps are corrected by it.
-BOX_MARGIN = 1e-3
+#: Extra distance [m] when looking for link pairs near contact.  Bullet's contact
+#: manifold (what its solver uses) measures boxes with sharp corners, but
+#: ``getClosestPoints`` runs GJK on boxes rounded by their 1 mm collision margin and reports
+#: a tilted corner up to ``margin (sqrt(3) - 1) = 0.73 mm`` too far; pairs are therefore
+#: found with this slack and measured on the vertices.
+SEED_MARGIN = 2e-3
 
 
 Pair = tuple[tuple[int, int], tuple[int, int]]
@@ -94,7 +98,7 @@ class _Shape:
     dimensions: np.ndarray
     position: np.ndarray
     rotation: np.ndarray  # 3x3, shape frame -> inertial frame
-    vertices: np.ndarray | None  # (k, 3) in the inertial frame, for boxes and meshes
+    vertices: np.ndarray | None  # (8, 3) corners in the inertial frame, for boxes
 
 
 def _rotation(quaternion: tuple[float, ...] | np.ndarray) -> np.ndarray:
@@ -167,7 +171,7 @@ class ContactFinder:
         point only when those are empty (curved shapes, edge-on-edge).
         """
         result: list[Contact] = []
-        for seed in self.closest(self.tolerance):
+        for seed in self.closest(self.tolerance + SEED_MARGIN):
             candidates = self._vertex_contacts(seed.body_a, seed.link_a, seed.body_b, seed.link_b, flip=False)
             candidates += self._vertex_contacts(seed.body_b, seed.link_b, seed.body_a, seed.link_a, flip=True)
             manifold = [
@@ -175,20 +179,30 @@ class ContactFinder:
                 for point in p.getContactPoints(seed.body_a, seed.body_b, seed.link_a, seed.link_b, physicsClientId=self.client)
             ]
             candidates += [contact for contact in manifold if contact.gap <= self.tolerance]
-            result += _merge(candidates or [seed])
+            if not candidates and seed.gap <= self.tolerance:
+                candidates = [seed]
+            result += _merge(candidates)
         return result
 
     def feature_gaps(self, features: list[Feature], distance: float) -> dict[Feature, float]:
-        """Current gaps of the given features (``inf`` beyond ``distance`` for pair features)."""
+        """Current gaps of the given features (``inf`` beyond ``distance`` for pair features).
+
+        A pair's gap is the smaller of Bullet's closest-point distance and its box corners'
+        gaps (sharp, as Bullet's manifold measures them; ``getClosestPoints`` rounds boxes).
+        """
         gaps: dict[Feature, float] = {}
         for feature in features:
             if feature[0] == "vertex":
                 _, body_v, link_v, index, body_s, link_s = feature
                 gaps[feature] = float(self._vertex_gaps(body_v, link_v, body_s, link_s, np.array([index]))[1].min())
-            else:
-                (body_a, link_a), (body_b, link_b) = feature[1]
-                points = p.getClosestPoints(body_a, body_b, distance, link_a, link_b, physicsClientId=self.client)
-                gaps[feature] = min((point[8] for point in points), default=np.inf)
+                continue
+            (body_a, link_a), (body_b, link_b) = feature[1]
+            points = p.getClosestPoints(body_a, body_b, distance, link_a, link_b, physicsClientId=self.client)
+            gaps[feature] = min(
+                min((point[8] for point in points), default=np.inf),
+                float(self._vertex_gaps(body_a, link_a, body_b, link_b)[1].min(initial=np.inf)),
+                float(self._vertex_gaps(body_b, link_b, body_a, link_a)[1].min(initial=np.inf)),
+            )
         return gaps
 
     def _from_bullet(self, point: tuple) -> Contact:
@@ -220,16 +234,13 @@ class ContactFinder:
         key = (body, link)
         if key not in self._shapes:
             shapes = []
-            for index, data in enumerate(p.getCollisionShapeData(body, link, physicsClientId=self.client)):
+            for data in p.getCollisionShapeData(body, link, physicsClientId=self.client):
                 geometry, dimensions = data[2], np.array(data[3], dtype=float)
                 rotation = _rotation(data[6])
                 position = np.array(data[5])
                 vertices = None
                 if geometry == p.GEOM_BOX:
                     vertices = _box_corners(dimensions / 2.0) @ rotation.T + position
-                elif geometry == p.GEOM_MESH:
-                    count, mesh = p.getMeshData(body, link, collisionShapeIndex=index, physicsClientId=self.client)
-                    vertices = np.array(mesh, dtype=float).reshape(count, 3) @ rotation.T + position if count else None
                 shapes.append(_Shape(geometry, dimensions, position, rotation, vertices))
             self._shapes[key] = shapes
         return self._shapes[key]
@@ -246,26 +257,22 @@ class ContactFinder:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]]:
         """Vertices of link ``v`` (world), their gaps and unit normals to link ``s``.
 
-        Gaps of box corners include Bullet's edge rounding (:data:`BOX_MARGIN`).  Returns
-        ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and shape of
-        ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
+        Returns ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and
+        shape of ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
         """
         vertex_shapes = [shape for shape in self._link_shapes(body_v, link_v) if shape.vertices is not None]
         if not vertex_shapes:
             return np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, dtype=int), []
         origin, rotation = self._inertial_pose(body_v, link_v)
         local = np.vstack([shape.vertices for shape in vertex_shapes])
-        box_frames = np.array([rotation @ shape.rotation if shape.geometry == p.GEOM_BOX else np.zeros((3, 3)) for shape in vertex_shapes for _ in shape.vertices])
         if indices is None:
             indices = np.arange(len(local))
         vertices = local[indices] @ rotation.T + origin
         s_origin, s_rotation = self._inertial_pose(body_s, link_s)
-        rows = ([], [], [], [], [])
+        rows: tuple[list, list, list, list, list] = ([], [], [], [], [])
         for shape in self._link_shapes(body_s, link_s):
             centre = s_origin + s_rotation @ shape.position
             gaps, normals = self._vertex_distances(vertices, shape, centre, s_rotation @ shape.rotation, body_s, link_s)
-            rounding = np.abs(np.einsum("kji,kj->ki", box_frames[indices], normals)).sum(axis=1) - 1.0
-            gaps = gaps + BOX_MARGIN * np.where(box_frames[indices].any(axis=(1, 2)), rounding, 0.0)
             for column, values in zip(rows, (vertices, gaps, normals, indices, [shape.geometry] * len(indices)), strict=True):
                 column.append(values)
         return np.vstack(rows[0]), np.concatenate(rows[1]), np.vstack(rows[2]), np.concatenate(rows[3]), sum(rows[4], [])

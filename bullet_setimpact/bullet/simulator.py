@@ -31,7 +31,7 @@ from ..errors import EventCapWarning, SetImpactError
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult
 from ..problem import ImpactProblem
-from .contacts import Contact, ContactFinder, Pair, pair_key
+from .contacts import SEED_MARGIN, Contact, ContactFinder, Pair, pair_key
 from .events import localize
 from .model import WorldModel, check_client
 from .state import Snapshot, movable_joints
@@ -40,7 +40,7 @@ logger = logging.getLogger("bullet_setimpact")
 
 #: Impacts are localized where the arriving gap reaches this fraction of the tolerance
 #: (inside contact; outside for Bullet's speculative contacts).
-TARGET_FRACTION = 0.5
+TARGET_FRACTION = 0.1
 #: Relative energy increase above which a law's outcome is rejected.
 ENERGY_TOL = 1e-9
 
@@ -65,6 +65,8 @@ class ImpactEvent:
         Names of the velocity entries.
     v_minus, v_plus : ndarray, shape (nv,)
         Generalized velocity of those bodies before and after.
+    v_written : ndarray, shape (nv,)
+        The velocity PyBullet reported right after ``v_plus`` was written back.
     result : ImpactResult
         The law's full result (impulses, steps, path).
     problem : ImpactProblem
@@ -85,6 +87,7 @@ class ImpactEvent:
     coordinates: tuple[str, ...]
     v_minus: np.ndarray
     v_plus: np.ndarray
+    v_written: np.ndarray
     result: ImpactResult
     problem: ImpactProblem
     energy_before: float
@@ -266,15 +269,16 @@ class ImpactSimulator:
         touching = self._touching if self._touching is not None else set()
         snapshot = Snapshot.take(self.client, self._dynamic)
         self._bullet_step(duration)
-        if not self.finder.pair_gaps(self.contact_tolerance) and not self._pushed_by_bullet(touching):
+        if not self.finder.pair_gaps(self.contact_tolerance + SEED_MARGIN) and not self._pushed_by_bullet(touching):
             self._touching = set()
             return duration, []
         contacts = self.finder.contacts()
-        arrivals = [c.feature for c in contacts if c.feature not in touching and self._normal_velocity(c) < -self.impact_velocity_threshold]
+        approaching = [c for c in contacts if c.feature not in touching and self._normal_velocity(c) < -self.impact_velocity_threshold]
+        arrivals = [c.feature for c in approaching if c.gap <= 0.0]
         pushed = self._pushed_by_bullet(touching)
         features = arrivals + [("pair", pair) for pair in pushed]
-        if not features:
-            self._touching = {contact.feature for contact in contacts}
+        if not features:  # newcomers still above the surface are caught when they cross it
+            self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
             return duration, []
         far = 10.0 * self.contact_tolerance
         end_gap = max(min(self.finder.feature_gaps(features, far).values()), -far)
@@ -288,7 +292,7 @@ class ImpactSimulator:
         # only be caught just outside.
         target = TARGET_FRACTION * self.contact_tolerance * (1.0 if pushed else -1.0)
         speed = max(start_gap - end_gap, 0.0) / duration
-        tau = 0.0 if start_gap <= target else localize(gap_after, duration, target, speed, self.contact_tolerance)
+        tau = 0.0 if start_gap <= target else localize(gap_after, duration, target, speed, TARGET_FRACTION * self.contact_tolerance)
         gap_after(tau)
         events = self._resolve_impacts(start_time + tau)
         self._touching = {contact.feature for contact in self.finder.contacts()}
@@ -373,6 +377,7 @@ class ImpactSimulator:
                 coordinates=tuple(f"{body.body}:{name}" for body in model.bodies for name in body.coordinates),
                 v_minus=v_minus,
                 v_plus=result.v_plus,
+                v_written=written,
                 result=result,
                 problem=problem,
                 energy_before=result.energy_before,

@@ -115,8 +115,9 @@ class RouthImpact(ImpactLaw):
 
     Parameters
     ----------
-    step : float
-        ``h`` in N s: each step's normal impulse caps are drawn from ``h U[0, 1]^m``.
+    step : float or "auto"
+        ``h`` in N s: each step's normal impulse caps are drawn from ``h U[0, 1]^m``;
+        ``"auto"`` scales it to the impact (:meth:`step_size`), for simulation.
     max_steps : int
         ``N``: at most this many steps per sample (Algorithm 1); the result is marked
         ``terminated=False`` if the velocity still collides after them.
@@ -133,10 +134,21 @@ class RouthImpact(ImpactLaw):
 
     name = "routh"
 
-    def __init__(self, step: float, max_steps: int, friction_directions: int | None = None) -> None:
-        self.step = positive_number("step", step)
+    def __init__(self, step: float | str, max_steps: int, friction_directions: int | None = None) -> None:
+        self.step = step if step == "auto" else positive_number("step", step)
         self.max_steps = positive_int("max_steps", max_steps)
         self.friction_directions = None if friction_directions is None else positive_int("friction_directions", friction_directions)
+
+    def step_size(self, problem: ImpactProblem, v_minus: np.ndarray) -> float:
+        """``h`` in N s: the fixed ``step``, or for ``step="auto"`` the largest normal impulse that
+        would stop one colliding contact alone, ``max_i -Jn_i v / (Jn_i M^-1 Jn_i^T)`` (so one
+        step can end any single contact's collision whatever the impact's scale)."""
+        if self.step != "auto":
+            return float(self.step)
+        normal = problem.normal_velocities(v_minus)
+        effective = np.einsum("iv,vi->i", problem.Jn, problem.solve_mass(problem.Jn.T))
+        stopping = np.max(-normal / effective, initial=0.0)
+        return float(stopping) if stopping > 0.0 else 1.0
 
     def _problem(self, problem: ImpactProblem) -> ImpactProblem:
         """``problem`` with this law's friction-direction count, if it overrides one."""
@@ -147,7 +159,7 @@ class RouthImpact(ImpactLaw):
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         """Algorithm 1 for one sample."""
         problem = self._problem(problem)
-        caps = self.step * rng.random((1, self.max_steps, problem.contacts))
+        caps = self.step_size(problem, v_minus) * rng.random((1, self.max_steps, problem.contacts))
         run = _integrate(problem, problem.step_solver(batched=False), v_minus[None, :], caps, rng, record_path=True)
         steps = int(run.steps[0])
         path = np.array([snapshot[0] for snapshot in run.path[: steps + 1]])
@@ -202,9 +214,10 @@ class RouthImpact(ImpactLaw):
         problem = self._problem(problem)
         v = problem.validate_velocity(v_minus)
         samples = positive_int("samples", samples)
-        eps = self.step / 100.0 if eps is None else positive_number("eps", eps)
-        if eps >= self.step:
-            raise ValueError(f"eps must lie in (0, step={self.step}), got {eps}")
+        step = self.step_size(problem, v)
+        eps = step / 100.0 if eps is None else positive_number("eps", eps)
+        if eps >= step:
+            raise ValueError(f"eps must lie in (0, step={step}), got {eps}")
         if sampler not in ("random", "sobol"):
             raise ValueError(f"sampler must be 'random' or 'sobol', got {sampler!r}")
         generator = as_generator(rng)
@@ -225,7 +238,7 @@ class RouthImpact(ImpactLaw):
                     unit = sobol.random(count)
             else:
                 unit = generator.random((count, m * horizon))
-            caps = self.step * unit.reshape(count, horizon, m)
+            caps = step * unit.reshape(count, horizon, m)
             run = _integrate(problem, solver, np.tile(v, (count, 1)), caps, generator)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity

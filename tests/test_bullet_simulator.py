@@ -1,0 +1,300 @@
+"""ImpactSimulator in live PyBullet worlds: extraction, events, outcomes, resting contact."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+import pytest
+
+from bullet_setimpact import AnitescuPotraImpact, LCPError, RouthImpact, SamplesDroppedWarning
+from bullet_setimpact.bullet.contacts import ContactFinder
+from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
+from bullet_setimpact.bullet.model import WorldModel
+from bullet_setimpact.bullet.simulator import ImpactFailure, ImpactSimulator, contact_problem
+from bullet_setimpact.errors import EventCapWarning
+from bullet_setimpact.laws.base import ImpactLaw
+
+GRAVITY = 9.81
+
+
+@pytest.fixture
+def client() -> Iterator[int]:
+    cid = p.connect(p.DIRECT)
+    p.setGravity(0, 0, -GRAVITY, physicsClientId=cid)
+    yield cid
+    p.disconnect(cid)
+
+
+def _max_penetration(cid: int, finder: ContactFinder) -> float:
+    return max((-contact.gap for contact in finder.closest(0.01)), default=0.0)
+
+
+# --------------------------------------------------------------------------- extraction
+@pytest.mark.parametrize("name", ["rocking_block", "compass_gait", "box_wall", "ramone", "disk_stack"])
+def test_extracted_problems_equal_the_closed_form_models(client: int, name: str) -> None:
+    """At the journal's impact configuration, the problem built from the planar URDFs has the
+    closed-form ``M`` (1e-6; the compass gait's documented 1e-7 hip mass) and, contact by
+    contact (up to order and the tangent's sign), the closed-form ``Jn`` and ``Jt``.
+
+    The tolerance is 1e-3 m here: at the exact configuration Bullet's 1 mm edge rounding puts
+    the tilted box's corners 1.58e-4 m above the floor and the wall.  Friction is Bullet's
+    combined one, so RAMone's mu = 1e5 arrives clamped at 10.
+    """
+    world = load_planar_example(client, name)
+    finder = ContactFinder(client, list(world.bodies), 1e-3)
+    problem, _ = contact_problem(finder.contacts(), WorldModel(client))
+    reference = world.example.problem
+    np.testing.assert_allclose(problem.M, reference.M, atol=1e-6)
+    assert problem.contacts == reference.contacts
+    unmatched = list(range(reference.contacts))
+    for i in range(problem.contacts):
+        j = min(unmatched, key=lambda j: np.abs(problem.Jn[i] - reference.Jn[j]).max())
+        unmatched.remove(j)
+        np.testing.assert_allclose(problem.Jn[i], reference.Jn[j], atol=1e-6)
+        sign = np.sign(problem.Jt[i, 0] @ reference.Jt[j, 0])
+        np.testing.assert_allclose(problem.Jt[i, 0], sign * reference.Jt[j, 0], atol=1e-6)
+        assert problem.mu[i] == pytest.approx(min(reference.mu[j], 10.0))
+    np.testing.assert_allclose(WorldModel(client).velocity(), world.example.v_minus, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- rocking block
+def _drop_block(cid: int, law: ImpactLaw, seed: int, height: float = 0.01, dt: float = 1e-4, steps: int = 600) -> ImpactSimulator:
+    """The planar rocking block released at rest ``height`` above the floor."""
+    p.resetSimulation(physicsClientId=cid)
+    p.setGravity(0, 0, -GRAVITY, physicsClientId=cid)
+    p.setTimeStep(dt, physicsClientId=cid)
+    example = load_planar_example(cid, "rocking_block", configuration=np.array([0.0, 1.0 + height, 0.0]), velocity=np.zeros(3))
+    sim = ImpactSimulator(law, cid, seed=seed)
+    for _ in range(steps):
+        sim.step()
+        if sim.events:
+            break
+    assert example.bodies
+    return sim
+
+
+def test_rocking_block_drop_is_one_event_at_free_fall_speed(client: int) -> None:
+    """Dropped from 1 cm, the block lands flat at ``sqrt(2 g h) = 0.4429`` m/s (Bullet's
+    semi-implicit Euler with dt = 1e-4 s overshoots by about ``v dt / 2``: a 3e-4 m/s error).
+    The event's gaps are within the tolerance, and PyBullet reports exactly the written ``v+``."""
+    sim = _drop_block(client, RouthImpact(0.3, 10), seed=0)
+    (event,) = sim.events
+    np.testing.assert_allclose(event.v_minus, [0.0, -np.sqrt(2 * GRAVITY * 0.01), 0.0], atol=1e-3)
+    assert all(-1e-4 <= contact.gap <= 1e-4 for contact in event.contacts)
+    assert event.problem.contacts == 2
+    np.testing.assert_allclose(event.v_written, event.v_plus, atol=1e-6)
+    assert event.energy_after <= event.energy_before
+
+
+def test_rocking_block_outcomes_fill_the_outcome_set(client: int) -> None:
+    """Over 200 seeds the hooked outcomes lie in the core ``outcome_set`` of the same problem
+    (within 2% of |v-|) and spread over it: some seed lifts a corner at >= 60% of the
+    sequential speed ``0.21 v0`` (journal Fig. 9; about 5% of Algorithm-1 samples do, so all
+    200 seeds miss it with probability 0.95^200 < 1e-4)."""
+    outcomes, reference = [], None
+    for seed in range(200):
+        (event,) = _drop_block(client, RouthImpact(0.3, 10), seed=seed).events
+        outcomes.append(event.v_plus)
+        if reference is None:
+            reference = event
+    assert reference is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplesDroppedWarning)
+        samples = RouthImpact(0.3, 10).outcome_set(reference.problem, reference.v_minus, 2**14, rng=1)
+    scale = np.linalg.norm(reference.v_minus)
+    for outcome in outcomes:
+        assert np.min(np.linalg.norm(samples - outcome, axis=1)) <= 0.02 * scale
+    lifted = reference.problem.normal_velocities(np.array(outcomes)).max()
+    assert lifted >= 0.6 * 0.21 * scale
+    assert len({tuple(np.round(outcome, 9)) for outcome in outcomes}) > 10
+
+
+def test_anitescu_potra_block_comes_to_rest_and_stays(client: int) -> None:
+    """The simultaneous law stops the block (journal Fig. 1); afterwards Bullet's resting
+    contact must hold it: no velocity above 1e-3 m/s during the next second."""
+    sim = _drop_block(client, AnitescuPotraImpact(), seed=0)
+    np.testing.assert_allclose(sim.events[0].v_plus, 0.0, atol=1e-12)
+    model = WorldModel(client)
+    worst = 0.0
+    for _ in range(10000):  # 1 s at dt = 1e-4
+        sim.step()
+        worst = max(worst, np.abs(model.velocity()).max())
+    assert worst <= 1e-3
+    assert len(sim.events) == 1
+
+
+def test_resting_contacts_get_no_spurious_separating_velocity(client: int) -> None:
+    """After an event, a corner the law left at rest (vn = 0) must not be pushed away by
+    Bullet's resting-contact solver faster than 5e-3 m/s during the next 10 steps (or until
+    the next event, which may legitimately lift it: the rocking block's pivot switches).
+    Measured from PyBullet's own link velocity at that corner (dt = 1/240 s)."""
+    worst = 0.0
+    for seed in range(8):
+        sim = _drop_block(client, RouthImpact(0.3, 10), seed=seed, dt=1 / 240, steps=30)
+        event = sim.events[0]
+        normal = event.problem.normal_velocities(event.v_plus)
+        resting = [c.position_b for c, vn in zip(event.contacts, normal, strict=True) if abs(vn) < 1e-9]
+        block = event.bodies[0]
+        for _ in range(10):
+            if sim.step():
+                break
+            for corner in resting:
+                state = p.getLinkState(block, 2, computeLinkVelocity=1, computeForwardKinematics=1, physicsClientId=client)
+                velocity = np.array(state[6]) + np.cross(state[7], corner - np.array(state[0]))
+                worst = max(worst, velocity[2])
+    assert worst <= 5e-3
+
+
+# --------------------------------------------------------------------------- same seed
+@pytest.mark.parametrize(("name", "law"), [("compass_gait", RouthImpact(0.25, 5)), ("box_wall", RouthImpact(2.0, 5))])
+def test_hooked_outcome_equals_the_core_law(client: int, name: str, law: RouthImpact) -> None:
+    """Started at the journal's impact state, the first step resolves the impact at once; its
+    outcome equals the core law's ``resolve`` on the extracted problem with the same seed."""
+    load_planar_example(client, name)
+    sim = ImpactSimulator(law, client, seed=42)
+    events = sim.step()
+    assert len(events) == 1
+    event = events[0]
+    expected = law.resolve(event.problem, event.v_minus, rng=np.random.default_rng(42))
+    np.testing.assert_allclose(event.v_plus, expected.v_plus, atol=1e-8)
+    assert event.time == 0.0
+
+
+# --------------------------------------------------------------------------- 3D
+def test_free_slab_lands_flat_on_four_corners(client: int) -> None:
+    """The free 3D slab dropped flat onto box ground: four corner contacts at the event,
+    outcomes that vary with the seed, and no event ever adds kinetic energy."""
+    outcomes = []
+    for seed in range(6):
+        p.resetSimulation(physicsClientId=client)
+        p.setGravity(0, 0, -GRAVITY, physicsClientId=client)
+        p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+        slab = p.loadURDF(urdf_path("rocking_slab.urdf"), [0, 0, 1.01], physicsClientId=client)
+        sim = ImpactSimulator(RouthImpact("auto", 20), client, seed=seed)
+        for _ in range(60):
+            sim.step()
+        first = sim.events[0]
+        assert first.problem.contacts == 4
+        assert all(event.energy_after <= event.energy_before * (1 + 1e-9) for event in sim.events)
+        outcomes.append(first.v_plus)
+        assert slab in first.bodies
+    assert len({tuple(np.round(outcome, 6)) for outcome in outcomes}) >= 3
+
+
+@pytest.mark.parametrize(("urdf", "position"), [("r2d2.urdf", [0, 0, 0.6]), ("a1/a1.urdf", [0, 0, 0.5])])
+def test_floating_base_robot_drop(client: int, urdf: str, position: list[float]) -> None:
+    """r2d2 and the a1 quadruped (motors off, so it collapses) dropped onto box ground for 2 s
+    under the set-valued law: no exception, every event dissipates, no gap below -1e-3 m when
+    an event is processed, PyBullet reports exactly the velocity written back, and Bullet's
+    resting contacts afterwards never let a link sink 5 mm (measured: about 1.3 mm at most,
+    a collapsing a1's mesh shoulder)."""
+    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
+    robot = p.loadURDF(urdf, position, physicsClientId=client)
+    joints = [j for j in range(p.getNumJoints(robot, physicsClientId=client)) if p.getJointInfo(robot, j, physicsClientId=client)[2] != p.JOINT_FIXED]
+    p.setJointMotorControlArray(robot, joints, p.VELOCITY_CONTROL, forces=[0.0] * len(joints), physicsClientId=client)
+    sim = ImpactSimulator(RouthImpact("auto", 50), client, seed=0)
+    finder = ContactFinder(client, [robot], 1e-4)
+    worst_penetration = 0.0
+    for _ in range(480):
+        sim.step()
+        worst_penetration = max(worst_penetration, _max_penetration(client, finder))
+    assert sim.events
+    for event in sim.events:
+        assert event.energy_after <= event.energy_before * (1 + 1e-9) + 1e-12
+        np.testing.assert_allclose(event.v_written, event.v_plus, atol=1e-6)
+        assert event.max_penetration <= 1e-3
+    assert worst_penetration <= 5e-3
+
+
+# --------------------------------------------------------------------------- failures
+class _FailingLaw(ImpactLaw):
+    """A law whose LCP always fails (injected fault)."""
+
+    name = "failing"
+
+    def _resolve(self, problem, v_minus, rng):  # type: ignore[no-untyped-def]  # test double
+        raise LCPError("injected failure")
+
+
+def test_law_failure_raises_and_writes_nothing(client: int) -> None:
+    """A failing law raises ImpactFailure with the reason; the pre-impact velocity stays."""
+    load_planar_example(client, "rocking_block")
+    sim = ImpactSimulator(_FailingLaw(), client)
+    before = WorldModel(client).velocity()
+    with pytest.raises(ImpactFailure, match="injected failure"):
+        sim.step()
+    np.testing.assert_array_equal(WorldModel(client).velocity(), before)
+
+
+def test_law_failure_falls_back_to_anitescu_potra(client: int) -> None:
+    """With on_failure="fallback" the checked Anitescu-Potra outcome (rest) is applied."""
+    load_planar_example(client, "rocking_block")
+    sim = ImpactSimulator(_FailingLaw(), client, on_failure="fallback")
+    (event,) = sim.step()
+    assert event.law == "anitescu-potra"
+    np.testing.assert_allclose(event.v_plus, 0.0, atol=1e-12)
+
+
+def test_event_cap_is_reported(client: int) -> None:
+    """Two blocks landing within one step with max_events_per_step=1: the second impact is
+    left to Bullet and an EventCapWarning says so."""
+    p.setTimeStep(1 / 60, physicsClientId=client)
+    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    for x, height in ((0.0, 1.0005), (3.0, 1.001)):
+        body = p.loadURDF(urdf_path("rocking_slab.urdf"), [x, 0, height], physicsClientId=client)
+        p.resetBaseVelocity(body, [0, 0, -0.5], physicsClientId=client)
+    sim = ImpactSimulator(AnitescuPotraImpact(), client, max_events_per_step=1)
+    with pytest.warns(EventCapWarning, match="more than 1 impact events"):
+        sim.step()
+    assert sim.capped_steps == 1
+
+
+def test_user_time_step_and_gravity_are_honoured(client: int) -> None:
+    """The simulator reads the time step at every step, and the impact speed follows gravity:
+    with g = 4.905 (half) the block lands at ``sqrt(2 g h)`` = 0.3132 m/s."""
+    world = load_planar_example(client, "rocking_block", configuration=np.array([0.0, 1.01, 0.0]), velocity=np.zeros(3))
+    p.setGravity(0, 0, -GRAVITY / 2, physicsClientId=client)
+    p.setTimeStep(1e-4, physicsClientId=client)
+    sim = ImpactSimulator(AnitescuPotraImpact(), client)
+    for _ in range(1000):
+        sim.step()
+        if sim.events:
+            break
+    assert sim.time == pytest.approx(1e-4 * round(sim.time / 1e-4))
+    np.testing.assert_allclose(sim.events[0].v_minus[1], -np.sqrt(GRAVITY * 0.01), atol=1e-3)
+    assert world.bodies[0] in sim.events[0].bodies
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_input_is_named(client: int) -> None:
+    load_planar_example(client, "rocking_block")
+    with pytest.raises(ValueError, match="law must have a resolve"):
+        ImpactSimulator(object(), client)
+    with pytest.raises(ValueError, match="contact_tolerance must be a positive number"):
+        ImpactSimulator(AnitescuPotraImpact(), client, contact_tolerance=-1e-4)
+    with pytest.raises(ValueError, match="impact_velocity_threshold must be a positive number"):
+        ImpactSimulator(AnitescuPotraImpact(), client, impact_velocity_threshold=0.0)
+    with pytest.raises(ValueError, match="body 99 is not"):
+        ImpactSimulator(AnitescuPotraImpact(), client, bodies=[99])
+    with pytest.raises(ValueError, match="on_failure must be"):
+        ImpactSimulator(AnitescuPotraImpact(), client, on_failure="ignore")
+    with pytest.raises(ValueError, match="not connected"):
+        ImpactSimulator(AnitescuPotraImpact(), client + 100)
+
+
+def test_unsupported_joint_is_named(client: int, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A planar joint is not supported: the error names the body and the joint."""
+    urdf = tmp_path / "planar_joint.urdf"
+    urdf.write_text(
+        """<robot name="flat"><link name="base"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+        <link name="puck"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+        <joint name="slide" type="planar"><parent link="base"/><child link="puck"/><axis xyz="0 0 1"/></joint></robot>"""
+    )
+    p.loadURDF(str(urdf), physicsClientId=client)
+    with pytest.raises(ValueError, match="planar joint .*slide"):
+        ImpactSimulator(AnitescuPotraImpact(), client)
