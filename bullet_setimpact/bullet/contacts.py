@@ -128,6 +128,7 @@ class ContactFinder:
         self.tolerance = tolerance
         self.dynamic = set(dynamic)
         self._shapes: dict[tuple[int, int], list[_Shape]] = {}
+        self._vertices: dict[tuple[int, int], np.ndarray | None] = {}
         self._friction: dict[tuple[int, int], float] = {}
         self._probe = p.createCollisionShape(p.GEOM_SPHERE, radius=PROBE_RADIUS, physicsClientId=client)
         self._warned: set[tuple[int, int, int, int]] = set()
@@ -138,6 +139,7 @@ class ContactFinder:
         bodies = [p.getBodyUniqueId(i, physicsClientId=self.client) for i in range(p.getNumBodies(physicsClientId=self.client))]
         self.pairs = [(a, b) for a, b in combinations(sorted(bodies), 2) if a in self.dynamic or b in self.dynamic]
         self._shapes.clear()
+        self._vertices.clear()
         self._friction.clear()
 
     # ------------------------------------------------------------------ gaps
@@ -191,10 +193,17 @@ class ContactFinder:
         gaps (sharp, as Bullet's manifold measures them; ``getClosestPoints`` rounds boxes).
         """
         gaps: dict[Feature, float] = {}
+        groups: dict[tuple[int, int, int, int], list[Feature]] = {}
         for feature in features:
             if feature[0] == "vertex":
-                _, body_v, link_v, index, body_s, link_s = feature
-                gaps[feature] = float(self._vertex_gaps(body_v, link_v, body_s, link_s, np.array([index]))[1].min())
+                groups.setdefault((feature[1], feature[2], feature[4], feature[5]), []).append(feature)
+        for (body_v, link_v, body_s, link_s), members in groups.items():
+            indices = np.array([feature[3] for feature in members])
+            _, values, _, rows, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, indices)
+            for feature in members:
+                gaps[feature] = float(values[rows == feature[3]].min())
+        for feature in features:
+            if feature[0] == "vertex":
                 continue
             (body_a, link_a), (body_b, link_b) = feature[1]
             points = p.getClosestPoints(body_a, body_b, distance, link_a, link_b, physicsClientId=self.client)
@@ -245,6 +254,14 @@ class ContactFinder:
             self._shapes[key] = shapes
         return self._shapes[key]
 
+    def _link_vertices(self, body: int, link: int) -> np.ndarray | None:
+        """All box corners of a link in its inertial frame, ``(k, 3)``, or None."""
+        key = (body, link)
+        if key not in self._vertices:
+            corners = [shape.vertices for shape in self._link_shapes(body, link) if shape.vertices is not None]
+            self._vertices[key] = np.vstack(corners) if corners else None
+        return self._vertices[key]
+
     def _inertial_pose(self, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
         if link == -1:
             position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=self.client)
@@ -260,11 +277,10 @@ class ContactFinder:
         Returns ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and
         shape of ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
         """
-        vertex_shapes = [shape for shape in self._link_shapes(body_v, link_v) if shape.vertices is not None]
-        if not vertex_shapes:
+        local = self._link_vertices(body_v, link_v)
+        if local is None:
             return np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, dtype=int), []
         origin, rotation = self._inertial_pose(body_v, link_v)
-        local = np.vstack([shape.vertices for shape in vertex_shapes])
         if indices is None:
             indices = np.arange(len(local))
         vertices = local[indices] @ rotation.T + origin

@@ -1,0 +1,95 @@
+"""ImpactSimulator overheads, measured in one run.
+
+1. Free flight: ``sim.step()`` against ``p.stepSimulation()`` on the humanoid falling
+   through the air (no contact), median per step and the ratio (target <= 1.3x).
+2. Per impact event (localization, contact set, extraction and resolve together): the
+   median wall time of the steps that contain an event, on the planar rocking block dropped
+   from 1 cm (target <= 5 ms) and on the a1 quadruped (12 DoF) landing on four feet
+   (target <= 30 ms).
+
+    python benchmarks/simulator.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+
+from bullet_setimpact import RouthImpact
+from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
+from bullet_setimpact.bullet.simulator import ImpactSimulator
+
+
+def _world() -> int:
+    client = p.connect(p.DIRECT)
+    p.setGravity(0, 0, -9.81, physicsClientId=client)
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
+    return client
+
+
+def free_flight(steps: int = 2000) -> tuple[float, float]:
+    """Median microseconds per step of p.stepSimulation and of sim.step, humanoid in the air."""
+    timings = {}
+    for mode in ("bullet", "simulator"):
+        client = _world()
+        p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+        p.loadURDF("humanoid/humanoid.urdf", [0, 0, 10000], physicsClientId=client)
+        p.setGravity(0, 0, 0, physicsClientId=client)
+        step = ImpactSimulator(RouthImpact("auto", 50), client, seed=0).step if mode == "simulator" else (lambda c=client: p.stepSimulation(physicsClientId=c))
+        samples = []
+        for _ in range(steps):
+            start = time.perf_counter()
+            step()
+            samples.append(time.perf_counter() - start)
+        timings[mode] = 1e6 * statistics.median(samples)
+        p.disconnect(client)
+    return timings["bullet"], timings["simulator"]
+
+
+def event_steps(build, drops: int, steps: int) -> list[float]:  # type: ignore[no-untyped-def]  # a world-building callable
+    """Wall times [ms] of the steps that contained impact events, over ``drops`` seeds."""
+    times = []
+    for seed in range(drops):
+        client = _world()
+        build(client)
+        sim = ImpactSimulator(RouthImpact("auto", 50), client, seed=seed)
+        for _ in range(steps):
+            start = time.perf_counter()
+            events = sim.step()
+            if events:
+                times.append(1e3 * (time.perf_counter() - start) / len(events))
+        p.disconnect(client)
+    return times
+
+
+def rocking_block(client: int) -> None:
+    load_planar_example(client, "rocking_block", configuration=np.array([0.0, 1.01, 0.0]), velocity=np.zeros(3))
+
+
+def quadruped(client: int) -> None:
+    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    robot = p.loadURDF("a1/a1.urdf", [0, 0, 0.45], physicsClientId=client)
+    joints = [j for j in range(p.getNumJoints(robot, physicsClientId=client)) if p.getJointInfo(robot, j, physicsClientId=client)[2] != p.JOINT_FIXED]
+    p.setJointMotorControlArray(robot, joints, p.POSITION_CONTROL, targetPositions=[0.0, 0.9, -1.8] * 4, forces=[30.0] * len(joints), physicsClientId=client)
+    for joint, angle in zip(joints, [0.0, 0.9, -1.8] * 4, strict=True):
+        p.resetJointState(robot, joint, angle, physicsClientId=client)
+
+
+def main() -> None:
+    try:
+        bullet, simulator = free_flight()
+        print(f"free flight, humanoid: p.stepSimulation {bullet:.1f} us, sim.step {simulator:.1f} us, ratio {simulator / bullet:.2f} (target <= 1.3)")
+    except ValueError as exc:
+        print(f"free flight, humanoid: not measurable ({exc})")
+    block = event_steps(rocking_block, drops=40, steps=60)
+    print(f"impact event, planar rocking block: median {statistics.median(block):.2f} ms over {len(block)} events (target <= 5 ms)")
+    legs = event_steps(quadruped, drops=10, steps=80)
+    print(f"impact event, a1 quadruped landing: median {statistics.median(legs):.2f} ms over {len(legs)} events (target <= 30 ms)")
+
+
+if __name__ == "__main__":
+    main()
