@@ -7,7 +7,9 @@ of positions, or from the raw PyBullet calls whose conventions the model relies 
 
 from __future__ import annotations
 
+import timeit
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pybullet as p
@@ -42,6 +44,51 @@ ROTATED_URDF = """<?xml version="1.0"?>
 </robot>
 """
 
+# Spherical joints with turned joint origins and child inertial frames that are offset AND
+# rotated (so the parent, child-URDF and child-inertial frames all differ), plus a revolute,
+# a prismatic and a fixed joint below them.
+SPHERICAL_URDF = """<?xml version="1.0"?>
+<robot name="spherical_chain">
+  <link name="base">
+    <inertial><origin xyz="0.1 -0.2 0.05" rpy="0.3 -0.4 0.7"/><mass value="2.0"/>
+      <inertia ixx="0.3" ixy="0.05" ixz="-0.02" iyy="0.2" iyz="0.01" izz="0.25"/></inertial>
+    <collision><geometry><box size="0.4 0.3 0.2"/></geometry></collision>
+  </link>
+  <link name="upper">
+    <inertial><origin xyz="0.0 0.1 0.3" rpy="-0.5 0.2 1.1"/><mass value="0.7"/>
+      <inertia ixx="0.02" ixy="0.001" ixz="0.001" iyy="0.03" iyz="-0.002" izz="0.025"/></inertial>
+  </link>
+  <link name="fore">
+    <inertial><origin xyz="0.05 0.0 -0.1" rpy="0.9 0.1 -0.3"/><mass value="0.4"/>
+      <inertia ixx="0.004" ixy="0" ixz="0" iyy="0.005" iyz="0" izz="0.006"/></inertial>
+  </link>
+  <link name="hand">
+    <inertial><origin xyz="0.02 0.03 0.1" rpy="0.2 0.7 -0.3"/><mass value="0.3"/>
+      <inertia ixx="0.003" ixy="0.0002" ixz="0" iyy="0.002" iyz="0" izz="0.0025"/></inertial>
+  </link>
+  <link name="thumb">
+    <inertial><origin xyz="0.01 0.0 0.02" rpy="0.5 0 0.1"/><mass value="0.1"/>
+      <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.0012" iyz="0" izz="0.0014"/></inertial>
+  </link>
+  <link name="finger">
+    <inertial><origin xyz="0.0 0.02 0.03" rpy="0.1 -0.6 0.4"/><mass value="0.05"/>
+      <inertia ixx="0.0005" ixy="0" ixz="0" iyy="0.0006" iyz="0" izz="0.0007"/></inertial>
+  </link>
+  <joint name="shoulder" type="spherical"><parent link="base"/><child link="upper"/>
+    <origin xyz="0.2 0.1 0.0" rpy="0.1 0.2 0.3"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/>
+    <origin xyz="0.0 0.0 0.5" rpy="0.4 0 0"/><axis xyz="0.6 0 0.8"/>
+    <limit lower="-3" upper="3" effort="10" velocity="10"/></joint>
+  <joint name="wrist" type="spherical"><parent link="fore"/><child link="hand"/>
+    <origin xyz="0.1 0.0 0.3" rpy="-0.3 0.5 0.2"/></joint>
+  <joint name="weld" type="fixed"><parent link="hand"/><child link="thumb"/>
+    <origin xyz="0.05 0.02 0.1" rpy="0.3 0.1 -0.2"/></joint>
+  <joint name="slide" type="prismatic"><parent link="hand"/><child link="finger"/>
+    <origin xyz="0.0 0.05 0.2" rpy="0.2 0.3 0"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="10"/></joint>
+</robot>
+"""
+
 PLANAR_JOINT_URDF = """<?xml version="1.0"?>
 <robot name="planar_joint">
   <link name="base"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
@@ -50,8 +97,11 @@ PLANAR_JOINT_URDF = """<?xml version="1.0"?>
 </robot>
 """
 
-#: name -> (file, loadURDF keyword arguments); ``rotated`` is written to a temporary
-#: directory, ``welded`` is built with createMultiBody.
+#: URDFs written to a temporary directory (:func:`urdf_dir`) under these names.
+INLINE_URDFS = {"rotated": ROTATED_URDF, "spherical": SPHERICAL_URDF}
+
+#: name -> (file, loadURDF keyword arguments); the :data:`INLINE_URDFS` are written to a
+#: temporary directory, ``welded`` is built with createMultiBody.
 BODIES = {
     "free box": ("cube.urdf", {}),
     "free box, maximal coordinates": ("cube.urdf", {"useMaximalCoordinates": True}),
@@ -60,7 +110,12 @@ BODIES = {
     "a1 (quadruped)": ("a1/a1.urdf", {}),
     "rotated inertial frames": ("rotated", {"flags": p.URDF_USE_INERTIA_FROM_FILE}),
     "free base with a welded link (fixed joint only)": ("welded", {}),
+    "humanoid (spherical joints)": ("humanoid/humanoid.urdf", {}),
+    "humanoid, inertia from file": ("humanoid/humanoid.urdf", {"flags": p.URDF_USE_INERTIA_FROM_FILE}),
+    "spherical chain (rotated frames)": ("spherical", {"flags": p.URDF_USE_INERTIA_FROM_FILE}),
+    "spherical chain, fixed base": ("spherical", {"flags": p.URDF_USE_INERTIA_FROM_FILE, "useFixedBase": True}),
 }
+SPHERICAL_BODIES = [name for name in BODIES if "spherical" in name or "humanoid" in name]
 
 
 @pytest.fixture
@@ -72,13 +127,14 @@ def client() -> Iterator[int]:
 
 
 @pytest.fixture
-def rotated_urdf(tmp_path) -> str:
-    path = tmp_path / "rotated.urdf"
-    path.write_text(ROTATED_URDF)
-    return str(path)
+def urdf_dir(tmp_path) -> str:
+    """A directory holding the :data:`INLINE_URDFS` as ``<name>.urdf``."""
+    for name, text in INLINE_URDFS.items():
+        (tmp_path / f"{name}.urdf").write_text(text)
+    return str(tmp_path)
 
 
-def load(client: int, name: str, rotated_urdf: str, rng: np.random.Generator) -> int:
+def load(client: int, name: str, urdf_dir: str, rng: np.random.Generator) -> int:
     """Load ``BODIES[name]`` at a random pose; a fixed base gets a random orientation too."""
     file, kwargs = BODIES[name]
     orientation = rng.normal(size=4)
@@ -89,23 +145,38 @@ def load(client: int, name: str, rotated_urdf: str, rng: np.random.Generator) ->
         link |= {"linkPositions": [[0.3, 0.2, 0.5]], "linkOrientations": [[0.0, 0.0, 0.0, 1.0]], "linkJointAxis": [[0.0, 0.0, 1.0]]}
         link |= {"linkInertialFramePositions": [[0.1, 0.0, 0.0]], "linkInertialFrameOrientations": [[0.0, 0.3826834, 0.0, 0.9238795]]}
         return p.createMultiBody(1.0, box, linkJointTypes=[p.JOINT_FIXED], physicsClientId=client, **pose, **link)
-    return p.loadURDF(rotated_urdf if file == "rotated" else file, physicsClientId=client, **pose, **kwargs)
+    path = str(Path(urdf_dir) / f"{file}.urdf") if file in INLINE_URDFS else file
+    return p.loadURDF(path, physicsClientId=client, **pose, **kwargs)
 
 
 def rotation(quaternion) -> np.ndarray:
     return np.reshape(p.getMatrixFromQuaternion(quaternion), (3, 3))
 
 
+def random_quaternion(rng: np.random.Generator) -> list[float]:
+    """A uniformly random unit quaternion ``(x, y, z, w)``."""
+    quaternion = rng.normal(size=4)
+    return (quaternion / np.linalg.norm(quaternion)).tolist()
+
+
+def is_spherical(client: int, body: int, joint: int) -> bool:
+    return p.getJointInfo(body, joint, physicsClientId=client)[2] == p.JOINT_SPHERICAL
+
+
 def randomize(client: int, model: WorldModel, rng: np.random.Generator) -> None:
-    """Random joint positions, base poses and velocities through PyBullet's own setters."""
+    """Random joint positions, base poses and velocities through PyBullet's own setters.
+
+    Spherical joints get a random quaternion and a random rate vector.
+    """
     for body in model.bodies:
         if body.floating:
-            orientation = rng.normal(size=4)
-            orientation = (orientation / np.linalg.norm(orientation)).tolist()
-            p.resetBasePositionAndOrientation(body.body, rng.normal(size=3).tolist(), orientation, physicsClientId=client)
+            p.resetBasePositionAndOrientation(body.body, rng.normal(size=3).tolist(), random_quaternion(rng), physicsClientId=client)
             p.resetBaseVelocity(body.body, rng.normal(size=3).tolist(), rng.normal(size=3).tolist(), physicsClientId=client)
         for joint in body.joints:
-            p.resetJointState(body.body, joint, rng.uniform(-1.0, 1.0), rng.normal(), physicsClientId=client)
+            if is_spherical(client, body.body, joint):
+                p.resetJointStateMultiDof(body.body, joint, random_quaternion(rng), rng.normal(size=3).tolist(), physicsClientId=client)
+            else:
+                p.resetJointState(body.body, joint, rng.uniform(-1.0, 1.0), rng.normal(), physicsClientId=client)
 
 
 def link_motion(client: int, body: int, link: int, fixed_base: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -135,10 +206,10 @@ def kinetic_energy(client: int, body: int, fixed_base: bool) -> float:
 
 
 @pytest.fixture(params=list(BODIES))
-def loaded(request, client, rotated_urdf) -> tuple[int, WorldModel, bool, np.random.Generator]:
+def loaded(request, client, urdf_dir) -> tuple[int, WorldModel, bool, np.random.Generator]:
     """One of :data:`BODIES` at a random pose: body id, its model, fixed base or not, the generator."""
     rng = np.random.default_rng(0)
-    body = load(client, request.param, rotated_urdf, rng)
+    body = load(client, request.param, urdf_dir, rng)
     model = WorldModel(client)
     return body, model, not model.body(body).floating, rng
 
@@ -180,46 +251,78 @@ def material_point_positions(client: int, body: int, points: np.ndarray, link: i
     return np.asarray(position) + points @ rotation(orientation).T
 
 
-def turn(orientation, omega: np.ndarray, dt: float) -> list[float]:
-    """``orientation`` (x, y, z, w) turned by the world angular velocity ``omega`` for ``dt``.
+def turn(orientation, omega: np.ndarray, dt: float, local: bool = False) -> list[float]:
+    """``orientation`` (x, y, z, w) turned by the angular velocity ``omega`` for ``dt``.
 
-    In double precision: PyBullet's getQuaternionFromAxisAngle and multiplyTransforms round
-    to single precision.
+    ``omega`` is in the world frame (``exp(omega dt) * orientation``), or, with ``local``, in
+    the turned frame itself (``orientation * exp(omega dt)``).  In double precision:
+    PyBullet's getQuaternionFromAxisAngle and multiplyTransforms round to single precision.
     """
     angle = float(np.linalg.norm(omega)) * dt
     axis = omega / np.linalg.norm(omega)
     a, b = np.array([*(np.sin(angle / 2) * axis), np.cos(angle / 2)]), np.asarray(orientation)
+    if local:
+        a, b = b, a
     vector = a[3] * b[:3] + b[3] * a[:3] + np.cross(a[:3], b[:3])
     return [*vector, a[3] * b[3] - a[:3] @ b[:3]]
 
 
+def read_positions(client: int, model: WorldModel) -> dict:
+    """Base pose and joint positions (quaternions for spherical joints) of every dynamic body."""
+    return {
+        b.body: (
+            p.getBasePositionAndOrientation(b.body, physicsClientId=client),
+            [state[0] for state in p.getJointStatesMultiDof(b.body, b.joints, physicsClientId=client)] if b.joints else [],
+        )
+        for b in model.bodies
+    }
+
+
 def displace(client: int, model: WorldModel, start: dict, v: np.ndarray, dt: float) -> None:
-    """Set every body to ``start`` advanced by ``dt * v`` (exact rotation for the base)."""
+    """Set every body to ``start`` advanced by ``dt * v`` (exact rotations for the base and spherical joints).
+
+    A spherical joint's rates are taken as the child's angular velocity relative to its
+    parent in the child's frame: its quaternion turns by ``exp(omega dt)`` on the right.
+    """
     for body in model.bodies:
         block = v[model.block(body.body)]
         if body.floating:
             position, orientation = start[body.body][0]
             turned = turn(orientation, block[3:6], dt)
             p.resetBasePositionAndOrientation(body.body, (np.asarray(position) + dt * block[:3]).tolist(), turned, physicsClientId=client)
-        for joint, position, rate in zip(body.joints, start[body.body][1], block[6 * body.floating :]):
-            p.resetJointState(body.body, joint, position + dt * rate, physicsClientId=client)
+        rates = block[6 * body.floating :]
+        for joint, position in zip(body.joints, start[body.body][1], strict=True):
+            if len(position) == 4:
+                p.resetJointStateMultiDof(body.body, joint, turn(position, rates[:3], dt, local=True), physicsClientId=client)
+                rates = rates[3:]
+            else:
+                p.resetJointState(body.body, joint, position[0] + dt * rates[0], physicsClientId=client)
+                rates = rates[1:]
 
 
-@pytest.mark.parametrize("name", ["r2d2 (floating base)", "kuka_iiwa (fixed base)", "rotated inertial frames"])
-def test_point_jacobian_matches_finite_differences(client, rotated_urdf, name):
-    """J v is the time derivative of material point positions (independent of PyBullet's velocities)."""
+@pytest.mark.parametrize(
+    "name",
+    [
+        "r2d2 (floating base)",
+        "kuka_iiwa (fixed base)",
+        "rotated inertial frames",
+        "humanoid (spherical joints)",
+        "spherical chain (rotated frames)",
+        "spherical chain, fixed base",
+    ],
+)
+def test_point_jacobian_matches_finite_differences(client, urdf_dir, name):
+    """J v is the time derivative of material point positions (independent of PyBullet's velocities).
+
+    For spherical joints this also pins the rate convention independently of
+    ``getJointStateMultiDof``: the quaternion is advanced by ``exp(omega dt)`` on the right.
+    """
     rng = np.random.default_rng(2)
-    body = load(client, name, rotated_urdf, rng)
+    body = load(client, name, urdf_dir, rng)
     model = WorldModel(client)
     randomize(client, model, rng)
     v = rng.normal(size=model.nv)
-    start = {
-        b.body: (
-            p.getBasePositionAndOrientation(b.body, physicsClientId=client),
-            [p.getJointState(b.body, joint, physicsClientId=client)[0] for joint in b.joints],
-        )
-        for b in model.bodies
-    }
+    start = read_positions(client, model)
     configuration = model.configuration()
     dt = 1e-6
     for link in range(-1, p.getNumJoints(body, physicsClientId=client)):
@@ -273,13 +376,13 @@ def test_pybullet_floating_base_velocity_is_base_frame_angular_then_linear(clien
     assert 0.5 * world_frame @ M @ world_frame != pytest.approx(energy, rel=1e-3)
 
 
-def test_pybullet_local_position_is_joint_origin_along_inertial_axes(client, rotated_urdf):
+def test_pybullet_local_position_is_joint_origin_along_inertial_axes(client, urdf_dir):
     """calculateJacobian's localPosition: origin at the URDF joint frame, axes of the INERTIAL frame.
 
     NOTES.md says "relative to the link's URDF frame"; that holds for the origin only.
     """
     rng = np.random.default_rng(5)
-    body = load(client, "rotated inertial frames", rotated_urdf, rng)
+    body = load(client, "rotated inertial frames", urdf_dir, rng)
     model = WorldModel(client)
     randomize(client, model, rng)
     q = [s[0] for s in p.getJointStates(body, [0, 1], physicsClientId=client)]
@@ -412,12 +515,200 @@ def test_disconnected_client_is_rejected():
         WorldModel("0")
 
 
-def test_spherical_and_planar_joints_are_rejected(client, tmp_path):
-    neck = p.loadURDF("spherical_joint_limit.urdf", physicsClientId=client)
-    with pytest.raises(ValueError, match=f"body {neck} \\('dumpUrdf'\\) has a spherical joint 0 \\('neck'\\)"):
-        WorldModel(client)
+def test_planar_joints_are_rejected_naming_body_and_joint(client, tmp_path):
     path = tmp_path / "planar_joint.urdf"
     path.write_text(PLANAR_JOINT_URDF)
     glide = p.loadURDF(str(path), physicsClientId=client)
+    with pytest.raises(ValueError, match=f"body {glide} \\('planar_joint'\\) has a planar joint 0 \\('glide'\\)"):
+        WorldModel(client)
+    p.loadURDF("spherical_joint_limit.urdf", physicsClientId=client)  # spherical joints are fine
     with pytest.raises(ValueError, match="planar joint 0 \\('glide'\\)"):
-        WorldModel(client, bodies=[glide])
+        WorldModel(client)
+
+
+# ------------------------------------------------------------------ spherical joints
+
+HUMANOID_SPHERICAL = ("chest", "neck", "right_shoulder", "left_shoulder", "right_hip", "right_ankle", "left_hip", "left_ankle")
+HUMANOID_REVOLUTE = ("right_elbow", "left_elbow", "right_knee", "left_knee")
+
+
+def fragile_quaternions(client: int, body: int) -> list[int]:
+    """Spherical joints whose quaternion changes when written back as read
+    (probed between saveState and restoreState, which restores it bitwise)."""
+    spherical = [joint for joint in range(p.getNumJoints(body, physicsClientId=client)) if is_spherical(client, body, joint)]
+    saved = p.saveState(physicsClientId=client)
+    fragile = []
+    for joint in spherical:
+        quaternion, omega = p.getJointStateMultiDof(body, joint, physicsClientId=client)[:2]
+        p.resetJointStateMultiDof(body, joint, quaternion, omega, physicsClientId=client)
+        if p.getJointStateMultiDof(body, joint, physicsClientId=client)[0] != quaternion:
+            fragile.append(joint)
+    p.restoreState(saved, physicsClientId=client)
+    p.removeState(saved, physicsClientId=client)
+    return fragile
+
+
+def drifted_humanoid(client: int, rng: np.random.Generator, fragile: bool = True) -> tuple[int, WorldModel]:
+    """A humanoid thrown in the air and simulated until Bullet's integrator has left a joint
+    quaternion with a norm of 1 +- 1 ulp, one that ``resetJointStateMultiDof`` would change."""
+    body = p.loadURDF("humanoid/humanoid.urdf", [0.0, 0.0, 5.0], flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+    model = WorldModel(client, [body])
+    randomize(client, model, rng)
+    p.setGravity(0.0, 0.0, -9.8, physicsClientId=client)
+    for _ in range(100):
+        for _ in range(10):
+            p.stepSimulation(physicsClientId=client)
+        if not fragile or fragile_quaternions(client, body):
+            return body, model
+    raise AssertionError("no joint quaternion drifted off unit norm in 1000 steps")
+
+
+def test_humanoid_layout(client):
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    robot = p.loadURDF("r2d2.urdf", physicsClientId=client)
+    humanoid = p.loadURDF("humanoid/humanoid.urdf", physicsClientId=client)
+    model = WorldModel(client)
+    body = model.body(humanoid)
+    assert model.static_bodies == {plane}
+    assert body.floating and body.spherical and not model.body(robot).spherical
+    assert body.nv == 6 + 8 * 3 + 4 and model.block(humanoid) == slice(14, 48)
+    names = [p.getJointInfo(humanoid, joint, physicsClientId=client)[1].decode() for joint in body.joints]
+    assert sorted(names) == sorted(HUMANOID_SPHERICAL + HUMANOID_REVOLUTE)
+    assert list(body.joints) == sorted(body.joints)  # increasing joint index
+    assert body.joint_dofs == tuple(3 if name in HUMANOID_SPHERICAL else 1 for name in names)
+    expected = [f"dumpUrdf[{humanoid}].{entry}" for entry in ("v_x", "v_y", "v_z", "omega_x", "omega_y", "omega_z")]
+    for name in names:
+        entries = [f"{name}.omega_{axis}" for axis in "xyz"] if name in HUMANOID_SPHERICAL else [name]
+        expected += [f"dumpUrdf[{humanoid}].{entry}" for entry in entries]
+    assert model.coordinates[14:] == tuple(expected)
+    assert expected[6:9] == [f"dumpUrdf[{humanoid}].chest.omega_{axis}" for axis in "xyz"]
+    assert len(set(model.coordinates)) == model.nv
+
+
+def test_spherical_velocity_reads_pybullet_and_writes_back_without_moving(client):
+    rng = np.random.default_rng(8)
+    humanoid, _ = drifted_humanoid(client, rng)
+    robot = p.loadURDF("r2d2.urdf", physicsClientId=client)
+    neck = p.loadURDF("spherical_joint_limit.urdf", useFixedBase=True, physicsClientId=client)  # spherical only
+    box = p.loadURDF("cube.urdf", physicsClientId=client)
+    model = WorldModel(client)
+    randomize(client, model.restrict([robot, neck, box]), rng)
+    assert [b.body for b in model.bodies] == [humanoid, robot, neck, box] and model.nv == 34 + 14 + 3 + 6
+
+    assert fragile_quaternions(client, humanoid)  # the state the bitwise check is about
+
+    v = model.velocity()
+    linear, angular = p.getBaseVelocity(humanoid, physicsClientId=client)
+    states = p.getJointStatesMultiDof(humanoid, model.body(humanoid).joints, physicsClientId=client)
+    np.testing.assert_array_equal(v[:34], [*linear, *angular, *(rate for state in states for rate in state[1])])
+    np.testing.assert_array_equal(v[48:51], p.getJointStateMultiDof(neck, 0, physicsClientId=client)[1])
+
+    def positions():
+        bases = [p.getBasePositionAndOrientation(b.body, physicsClientId=client) for b in model.bodies]
+        joints = [s[0] for b in model.bodies if b.joints for s in p.getJointStatesMultiDof(b.body, b.joints, physicsClientId=client)]
+        links = [
+            p.getLinkState(b.body, link, computeForwardKinematics=True, physicsClientId=client)[:6]
+            for b in model.bodies
+            for link in range(b.num_links)
+        ]
+        return bases, joints, links
+
+    before = positions()
+    for _ in range(3):
+        new = rng.normal(size=model.nv)
+        model.set_velocity(new)
+        assert positions() == before
+        np.testing.assert_array_equal(model.velocity(), new)
+    states = p.getJointStatesMultiDof(humanoid, model.body(humanoid).joints, physicsClientId=client)
+    np.testing.assert_array_equal([rate for state in states for rate in state[1]], new[6:34])
+
+
+def test_spherical_extraction_is_fast(client):
+    """The per-event model extraction of a humanoid (velocity, M, a few contact Jacobians)."""
+    rng = np.random.default_rng(9)
+    humanoid, model = drifted_humanoid(client, rng, fragile=False)
+    feet = np.zeros((4, 3))
+
+    def extract():
+        model.velocity()
+        configuration = model.configuration()
+        configuration.mass_matrix()
+        configuration.point_jacobian(humanoid, 11, feet)
+        configuration.point_jacobian(humanoid, 14, feet)
+
+    seconds = min(timeit.repeat(extract, number=20, repeat=5)) / 20
+    assert seconds < 5e-3  # measured about 0.2 ms
+
+
+# ------------------------------------------ the PyBullet spherical conventions themselves
+
+
+def test_pybullet_spherical_rate_is_relative_omega_in_child_inertial_frame(client, urdf_dir):
+    """getJointStateMultiDof's 3 rates: child angular velocity relative to the parent, in the
+    child's INERTIAL frame (not the parent's, not the child's URDF frame)."""
+    rng = np.random.default_rng(10)
+    body = load(client, "spherical chain, fixed base", urdf_dir, rng)
+    model = WorldModel(client)
+    randomize(client, model, rng)
+    model.set_velocity(np.zeros(model.nv))
+    for joint in (0, 2):  # shoulder (parent: base), wrist (parent: fore)
+        parent = p.getJointInfo(body, joint, physicsClientId=client)[16]
+        omega = rng.normal(size=3)
+        p.resetJointStateMultiDof(body, joint, [0.0], omega.tolist(), physicsClientId=client)
+        state = p.getLinkState(body, joint, computeLinkVelocity=True, computeForwardKinematics=True, physicsClientId=client)
+        _, _, parent_angular, parent_frame = link_motion(client, body, parent, fixed_base=True)
+        relative = np.asarray(state[7]) - parent_angular
+        np.testing.assert_allclose(relative, rotation(state[1]) @ omega, rtol=0, atol=1e-12)
+        assert np.abs(relative - parent_frame @ omega).max() > 0.1
+        assert np.abs(relative - rotation(state[5]) @ omega).max() > 0.1
+        np.testing.assert_array_equal(p.getJointStateMultiDof(body, joint, physicsClientId=client)[1], omega)
+        p.resetJointStateMultiDof(body, joint, [0.0], [0.0, 0.0, 0.0], physicsClientId=client)
+
+
+def test_pybullet_mass_matrix_is_wrong_for_spherical_joints(client):
+    """calculateMassMatrix takes spherical positions without complaint but its M misses the energy."""
+    rng = np.random.default_rng(11)
+    body = p.loadURDF("humanoid/humanoid.urdf", flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+    model = WorldModel(client)
+    randomize(client, model, rng)
+    states = p.getJointStatesMultiDof(body, model.body(body).joints, physicsClientId=client)
+    frame = rotation(p.getBasePositionAndOrientation(body, physicsClientId=client)[1])
+    linear, angular = map(np.asarray, p.getBaseVelocity(body, physicsClientId=client))
+    bullet_v = np.concatenate([frame.T @ angular, frame.T @ linear, [rate for state in states for rate in state[1]]])
+    energy = kinetic_energy(client, body, False)
+    flattened = [x for state in states for x in state[0]]  # 8 quaternions and 4 angles
+    rotation_vectors = []
+    for state in states:
+        if len(state[0]) == 4:
+            axis, angle = p.getAxisAngleFromQuaternion(state[0], physicsClientId=client)
+            rotation_vectors += list(angle * np.asarray(axis))
+        else:
+            rotation_vectors += list(state[0])
+    for positions in (flattened, rotation_vectors):
+        M = np.asarray(p.calculateMassMatrix(body, positions, physicsClientId=client))
+        assert M.shape == (34, 34)
+        assert abs(0.5 * bullet_v @ M @ bullet_v / energy - 1.0) > 0.01
+    M = model.configuration().mass_matrix()  # ours is right
+    v = model.velocity()
+    assert 0.5 * v @ M @ v == pytest.approx(energy, rel=1e-9)
+
+
+def test_pybullet_spherical_reset_renormalizes_and_ignores_a_wrong_length_position(client):
+    rng = np.random.default_rng(12)
+    body, model = drifted_humanoid(client, rng)
+    joints = [joint for joint in model.body(body).joints if is_spherical(client, body, joint)]
+    for joint in joints:
+        quaternion, omega = p.getJointStateMultiDof(body, joint, physicsClientId=client)[:2]
+        new = rng.normal(size=3).tolist()
+        p.resetJointStateMultiDof(body, joint, [], new, physicsClientId=client)  # empty: nothing happens
+        assert p.getJointStateMultiDof(body, joint, physicsClientId=client)[:2] == (quaternion, omega)
+        p.resetJointStateMultiDof(body, joint, [0.0], new, physicsClientId=client)  # wrong length: rates only
+        assert p.getJointStateMultiDof(body, joint, physicsClientId=client)[:2] == (quaternion, tuple(new))
+    changed = []
+    for joint in joints:  # writing back the quaternion just read renormalizes it
+        quaternion, omega = p.getJointStateMultiDof(body, joint, physicsClientId=client)[:2]
+        p.resetJointStateMultiDof(body, joint, quaternion, omega, physicsClientId=client)
+        after = p.getJointStateMultiDof(body, joint, physicsClientId=client)[0]
+        np.testing.assert_allclose(after, quaternion, rtol=0, atol=1e-15)
+        changed.append(after != quaternion)
+    assert any(changed)

@@ -13,15 +13,27 @@ Velocity layout
 The world vector is the concatenation of one block per dynamic body, in the order of
 :attr:`WorldModel.bodies` (the ``bodies`` argument, or increasing body id):
 
-* **free and floating-base bodies:** ``[v_com (3), omega (3), qdot (n)]``: the linear
+* **free and floating-base bodies:** ``[v_com (3), omega (3), joint entries]``: the linear
   velocity of the base's centre of mass and the base angular velocity, both in the WORLD
   frame (exactly what ``getBaseVelocity`` returns and ``resetBaseVelocity`` takes), then the
-  joint rates;
-* **fixed-base bodies:** ``[qdot (n)]``;
+  joint entries;
+* **fixed-base bodies:** ``[joint entries]``;
 * **static bodies** (base mass 0 and no movable joint) have no block.
 
-``qdot`` lists the revolute and prismatic joints in increasing joint index (fixed joints
-carry no DoF).  Spherical and planar joints are rejected with a ``ValueError``.
+The joint entries list the movable joints in increasing joint index (fixed joints carry
+none):
+
+* a **revolute or prismatic** joint has 1 entry, its rate ``qdot`` (named after the joint);
+* a **spherical** joint has 3 entries ``omega_x, omega_y, omega_z`` (named
+  ``"<joint>.omega_x"`` etc.): the angular velocity of the child link RELATIVE to its parent
+  link, expressed in the CHILD link's inertial (centre-of-mass) frame, i.e. the frame whose
+  orientation ``getLinkState`` reports in field 1.  This is the convention of
+  ``getJointStateMultiDof`` / ``resetJointStateMultiDof`` (Bullet's ``btMultiBody`` link
+  frame), so the world angular velocity of the child is ``omega_parent + R_child @ omega``.
+  When the URDF inertial origin has no rotation (the humanoid), these axes are the child's
+  URDF link axes.
+
+Planar joints are rejected with a ``ValueError`` naming the body and the joint.
 
 PyBullet conventions this module relies on (pybullet 3.2.7, proven in
 ``tests/test_bullet_model.py``):
@@ -37,6 +49,27 @@ PyBullet conventions this module relies on (pybullet 3.2.7, proven in
 * ``calculateJacobian`` refuses bodies without a movable joint; ``calculateMassMatrix``
   fails for maximal-coordinate bodies.  Rigid bodies therefore use rigid-body kinematics
   and, when jointless, ``M = diag(m I, R diag(I_local) R^T)`` from ``getDynamicsInfo``.
+* **Spherical joints.**  ``calculateJacobian`` refuses them ("Spherical joints are not
+  supported").  ``calculateMassMatrix`` accepts ``objPositions`` of any length without an
+  error but its ``M`` is wrong: ``0.5 v^T M v`` is off from the links' kinetic energy by
+  8 to 60 % for every encoding tried (flattened quaternions, 3 values per joint as rotation
+  vectors or as any of the 24 Euler-angle conventions); Bullet's inverse-dynamics spherical
+  joint is marked "todo: review" in its source.
+  Bodies with a spherical joint therefore get their link Jacobians and
+  ``M = sum_k m_k J_v^T J_v + J_w^T R_k diag(I_k) R_k^T J_w`` from
+  :mod:`~bullet_setimpact.bullet.kinematics`, built on ``getLinkStates``' double-precision
+  centre-of-mass frames (fields 0 and 1; the URDF-frame fields 4 and 5 are single precision),
+  ``getJointInfo``'s ``parentFramePos`` (joint origin in the parent's inertial frame) and
+  ``jointAxis`` (in the child's inertial frame).  Bodies without one keep the
+  ``calculateJacobian`` / ``calculateMassMatrix`` path.
+* ``resetJointStateMultiDof`` renormalizes a spherical joint's quaternion, and Bullet's
+  integrator leaves quaternions whose norm is 1 +- 1 ulp, so writing back the quaternion just
+  read can change its last bits.  A ``targetValue`` whose length differs from the joint's
+  position size (4) is ignored while ``targetVelocity`` is still applied (an EMPTY
+  ``targetValue`` makes the whole call a no-op), so :meth:`WorldModel.set_velocity` writes
+  spherical rates with ``targetValue=[0.0]`` and the quaternion stays bitwise unchanged.
+* ``resetJointStatesMultiDof`` crashes (segmentation fault) when one call mixes joints with
+  different DoF counts: single-DoF joints go in one batched call, spherical ones one at a time.
 """
 
 from __future__ import annotations
@@ -47,10 +80,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pybullet as p
 
-#: Joint types that carry one degree of freedom.
-MOVABLE_JOINTS = {p.JOINT_REVOLUTE: "revolute", p.JOINT_PRISMATIC: "prismatic"}
-_JOINT_NAMES = {p.JOINT_SPHERICAL: "spherical", p.JOINT_PLANAR: "planar", p.JOINT_FIXED: "fixed"}
+from . import kinematics
+from .kinematics import Tree
+
+#: Joint types that carry degrees of freedom, with their number of velocity entries.
+MOVABLE_JOINTS = {p.JOINT_REVOLUTE: "revolute", p.JOINT_PRISMATIC: "prismatic", p.JOINT_SPHERICAL: "spherical"}
+_JOINT_DOFS = {p.JOINT_REVOLUTE: 1, p.JOINT_PRISMATIC: 1, p.JOINT_SPHERICAL: 3}
+_JOINT_NAMES = {p.JOINT_PLANAR: "planar", p.JOINT_FIXED: "fixed"}
 _BASE_COORDINATES = ("v_x", "v_y", "v_z", "omega_x", "omega_y", "omega_z")
+_SPHERICAL_COORDINATES = ("omega_x", "omega_y", "omega_z")
+#: ``targetValue`` for ``resetJointStateMultiDof`` that writes a spherical joint's rates and
+#: leaves its quaternion alone (see the module docstring).
+_KEEP_QUATERNION = [0.0]
 
 
 def rotation_matrix(quaternion: Sequence[float]) -> np.ndarray:
@@ -111,14 +152,21 @@ class BodyModel:
     floating : bool
         True when the base has 6 DoFs (a free rigid body or a floating-base robot).
     joints : tuple of int
-        Movable (revolute or prismatic) joint indices, in DoF order.
+        Movable (revolute, prismatic or spherical) joint indices, in increasing order.
     joint_names : tuple of str
+        One name per joint of :attr:`joints`.
     num_links : int
         Number of links besides the base (``getNumJoints``).
     jointless : bool
         True for a single rigid body (no links); its ``M`` comes from mass and inertia.
     com_offsets : ndarray, shape (num_links, 3)
         Each link's centre of mass as ``calculateJacobian``'s ``localPosition``.
+    joint_dofs : tuple of int
+        Velocity entries of each joint of :attr:`joints`: 1 (revolute, prismatic) or 3
+        (spherical).  Empty means one per joint.
+    tree : kinematics.Tree or None
+        Kinematic structure, set for bodies with spherical joints (their ``M`` and Jacobians
+        come from :mod:`~bullet_setimpact.bullet.kinematics`, not from PyBullet).
     """
 
     body: int
@@ -129,11 +177,18 @@ class BodyModel:
     num_links: int
     jointless: bool
     com_offsets: np.ndarray = field(repr=False)
+    joint_dofs: tuple[int, ...] = ()
+    tree: Tree | None = field(default=None, repr=False)
+
+    @property
+    def spherical(self) -> bool:
+        """True when the body has a spherical joint (3 velocity entries)."""
+        return any(dofs == 3 for dofs in self.joint_dofs)
 
     @property
     def nv(self) -> int:
         """Number of generalized velocities of this body (0 for a static body)."""
-        return 6 * self.floating + len(self.joints)
+        return 6 * self.floating + (sum(self.joint_dofs) if self.joint_dofs else len(self.joints))
 
     @property
     def static(self) -> bool:
@@ -142,8 +197,14 @@ class BodyModel:
 
     @property
     def coordinates(self) -> tuple[str, ...]:
-        """Names of the body's velocity entries, ``"<body name>[<id>].<entry>"``, e.g. ``"physics[1].omega_x"``."""
-        names = (_BASE_COORDINATES if self.floating else ()) + self.joint_names
+        """Names of the body's velocity entries, ``"<body name>[<id>].<entry>"``.
+
+        E.g. ``"physics[1].omega_x"`` (base), ``"physics[1].right_front_wheel_joint"``
+        (revolute or prismatic joint), ``"dumpUrdf[2].chest.omega_x"`` (spherical joint).
+        """
+        names = list(_BASE_COORDINATES if self.floating else ())
+        for name, dofs in zip(self.joint_names, self.joint_dofs or (1,) * len(self.joints), strict=True):
+            names += [f"{name}.{entry}" for entry in _SPHERICAL_COORDINATES] if dofs == 3 else [name]
         return tuple(f"{self.name}[{self.body}].{name}" for name in names)
 
 
@@ -156,36 +217,41 @@ def inspect_body(client: int, body: int) -> BodyModel:
     Raises
     ------
     ValueError
-        If a joint is neither revolute, prismatic nor fixed (spherical or planar joints).
+        If a joint is neither revolute, prismatic, spherical nor fixed (a planar joint),
+        naming the body and the joint.
     """
     name = p.getBodyInfo(body, physicsClientId=client)[1].decode()
     num_links = p.getNumJoints(body, physicsClientId=client)
-    joints, joint_names = [], []
+    joints, joint_names, joint_dofs, infos = [], [], [], []
     offsets = np.zeros((num_links, 3))
     for link in range(num_links):
         info = p.getJointInfo(body, link, physicsClientId=client)
+        infos.append(info)
         joint_type, joint_name = info[2], info[1].decode()
         if joint_type in MOVABLE_JOINTS:
             joints.append(link)
             joint_names.append(joint_name)
+            joint_dofs.append(_JOINT_DOFS[joint_type])
         elif joint_type != p.JOINT_FIXED:
             kind = _JOINT_NAMES.get(joint_type, f"type-{joint_type}")
             raise ValueError(
                 f"body {body} ({name!r}) has a {kind} joint {link} ({joint_name!r}); "
-                "expected only revolute, prismatic or fixed joints"
+                "expected only revolute, prismatic, spherical or fixed joints"
             )
         dynamics = p.getDynamicsInfo(body, link, physicsClientId=client)
         offsets[link] = rotation_matrix(dynamics[4]).T @ np.asarray(dynamics[3])
-    base_mass = p.getDynamicsInfo(body, -1, physicsClientId=client)[0]
+    floating = p.getDynamicsInfo(body, -1, physicsClientId=client)[0] > 0.0
     return BodyModel(
         body=body,
         name=name,
-        floating=base_mass > 0.0,
+        floating=floating,
         joints=tuple(joints),
         joint_names=tuple(joint_names),
         num_links=num_links,
         jointless=num_links == 0,
         com_offsets=offsets,
+        joint_dofs=tuple(joint_dofs),
+        tree=Tree.from_joint_info(infos, floating) if 3 in joint_dofs else None,
     )
 
 
@@ -283,7 +349,10 @@ class WorldModel:
             if model.floating:
                 linear, angular = p.getBaseVelocity(model.body, physicsClientId=client)
                 block[:3], block[3:6] = linear, angular
-            if model.joints:
+            if model.spherical:
+                states = p.getJointStatesMultiDof(model.body, model.joints, physicsClientId=client)
+                block[6 * model.floating :] = [rate for state in states for rate in state[1]]
+            elif model.joints:
                 states = p.getJointStates(model.body, model.joints, physicsClientId=client)
                 block[6 * model.floating :] = [state[1] for state in states]
         return v
@@ -291,8 +360,10 @@ class WorldModel:
     def set_velocity(self, v: np.ndarray) -> None:
         """Write a world generalized velocity back to PyBullet; positions stay bitwise unchanged.
 
-        Uses ``resetBaseVelocity`` and ``resetJointStatesMultiDof`` (with each joint's
-        current position).
+        Uses ``resetBaseVelocity``; one ``resetJointStatesMultiDof`` call per body for its
+        revolute and prismatic joints (with each joint's current position); and, for each
+        spherical joint, ``resetJointStateMultiDof`` with a position PyBullet ignores, so that
+        its quaternion is not renormalized (see the module docstring).
 
         Raises
         ------
@@ -309,11 +380,27 @@ class WorldModel:
             block = v[self._slices[model.body]]
             if model.floating:
                 p.resetBaseVelocity(model.body, block[:3].tolist(), block[3:6].tolist(), physicsClientId=client)
-            if model.joints:
+            if not model.joints:
+                continue
+            rates = block[6 * model.floating :].tolist()
+            if not model.spherical:
                 states = p.getJointStates(model.body, model.joints, physicsClientId=client)
                 positions = [[state[0]] for state in states]
-                rates = [[rate] for rate in block[6 * model.floating :].tolist()]
-                p.resetJointStatesMultiDof(model.body, model.joints, positions, rates, physicsClientId=client)
+                p.resetJointStatesMultiDof(model.body, model.joints, positions, [[rate] for rate in rates], physicsClientId=client)
+                continue
+            # pybullet 3.2.7 segfaults when one resetJointStatesMultiDof call mixes DoF counts
+            single, single_rates, start = [], [], 0
+            for joint, dofs in zip(model.joints, model.joint_dofs, strict=True):
+                if dofs == 1:
+                    single.append(joint)
+                    single_rates.append(rates[start : start + 1])
+                else:
+                    p.resetJointStateMultiDof(model.body, joint, _KEEP_QUATERNION, rates[start : start + 3], physicsClientId=client)
+                start += dofs
+            if single:
+                states = p.getJointStates(model.body, single, physicsClientId=client)
+                positions = [[state[0]] for state in states]
+                p.resetJointStatesMultiDof(model.body, single, positions, single_rates, physicsClientId=client)
 
 
 @dataclass(frozen=True)
@@ -322,8 +409,11 @@ class _Pose:
 
     position: np.ndarray  # (3,) base centre of mass
     rotation: np.ndarray  # (3, 3) base inertial frame
-    joints: list[float]  # movable joint positions
+    joints: list[float]  # movable joint positions (for calculateJacobian / calculateMassMatrix)
     zeros: list[float]  # zero rates, for calculateJacobian
+    # bodies with a kinematics.Tree: centres of mass (n + 1, 3) and inertial-frame rotations
+    # (n + 1, 3, 3) of the base and every link, see kinematics.read_frames
+    frames: tuple[np.ndarray, np.ndarray] | None = None
 
 
 class Configuration:
@@ -331,7 +421,9 @@ class Configuration:
 
     Valid as long as PyBullet's positions do not change (no ``stepSimulation`` or reset of
     positions in between).  Link Jacobians are computed once per link and cached, so many
-    points on one link cost one ``calculateJacobian`` call.
+    points on one link cost one ``calculateJacobian`` call.  Bodies with spherical joints
+    read every link's centre-of-mass frame at construction and get all their link Jacobians
+    at once from :mod:`~bullet_setimpact.bullet.kinematics` (and ``M`` from those).
 
     Parameters
     ----------
@@ -343,10 +435,15 @@ class Configuration:
         self.model = model
         self._poses: dict[int, _Pose] = {}
         for body in model.bodies:
+            if body.tree is not None:
+                positions, rotations = kinematics.read_frames(client, body.body, body.num_links)
+                self._poses[body.body] = _Pose(positions[0], rotations[0], [], [], (positions, rotations))
+                continue
             position, orientation = p.getBasePositionAndOrientation(body.body, physicsClientId=client)
             joints = [state[0] for state in p.getJointStates(body.body, body.joints, physicsClientId=client)] if body.joints else []
             self._poses[body.body] = _Pose(np.asarray(position), rotation_matrix(orientation), joints, [0.0] * len(joints))
         self._links: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._trees: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._mass_matrix: np.ndarray | None = None
 
     def mass_matrix(self) -> np.ndarray:
@@ -366,10 +463,21 @@ class Configuration:
             block[:3, :3] = mass * np.eye(3)
             block[3:, 3:] = (pose.rotation * np.asarray(inertia)) @ pose.rotation.T
             return block
+        if body.tree is not None:
+            dynamics = [p.getDynamicsInfo(body.body, link, physicsClientId=client) for link in range(-1, body.num_links)]
+            masses = np.array([info[0] for info in dynamics])
+            inertias = np.array([info[2] for info in dynamics])
+            return kinematics.mass_matrix(*self._tree_jacobians(body), pose.frames[1], masses, inertias)
         M = np.asarray(p.calculateMassMatrix(body.body, pose.joints, physicsClientId=client))
         if body.floating:
             M = _base_to_world(_base_to_world(M, pose.rotation).T, pose.rotation)
         return M
+
+    def _tree_jacobians(self, body: BodyModel) -> tuple[np.ndarray, np.ndarray]:
+        """``kinematics.jacobians`` of a body with a tree: ``J_v, J_omega``, shape ``(n + 1, 3, nv_body)``."""
+        if body.body not in self._trees:
+            self._trees[body.body] = kinematics.jacobians(body.tree, *self._poses[body.body].frames)
+        return self._trees[body.body]
 
     def _link_jacobians(self, body: BodyModel, link: int) -> tuple[np.ndarray, np.ndarray]:
         """Centre of mass ``(3,)`` and the Jacobian ``(6, nv_body)`` of its velocity and the link's
@@ -377,7 +485,11 @@ class Configuration:
         key = (body.body, link)
         if key not in self._links:
             pose = self._poses[body.body]
-            if link == -1 or not body.joints:  # the base, or a link welded to a free base
+            if body.tree is not None:
+                linear, angular = self._tree_jacobians(body)
+                com = pose.frames[0][link + 1]
+                jacobian = np.concatenate((linear[link + 1], angular[link + 1]))
+            elif link == -1 or not body.joints:  # the base, or a link welded to a free base
                 jacobian = np.eye(6, body.nv)
                 com = pose.position
             else:

@@ -229,8 +229,9 @@ class ImpactSimulator:
         self.on_failure = on_failure
         self.diagnostics = diagnostics
         self.friction_directions = friction_directions
-        self._world = WorldModel(self.client)
-        tracked = self._world.restrict(bodies) if bodies is not None else self._world
+        #: Model of every body of the client (static ones included, without DoF).
+        self.world = WorldModel(self.client)
+        tracked = self.world.restrict(bodies) if bodies is not None else self.world
         self._dynamic = {body.body: movable_joints(self.client, body.body) for body in tracked.bodies}
         self.finder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance)
         #: Every event so far.
@@ -383,10 +384,10 @@ class ImpactSimulator:
     def _resolve_impacts(self, time: float, contacts: list[Contact]) -> list[ImpactEvent]:
         """Resolve every colliding contact cluster among ``contacts`` (current configuration)."""
         events = []
-        contacts = [c for c in contacts if {c.body_a, c.body_b} <= set(self._dynamic) | self._world.static_bodies]
+        contacts = [c for c in contacts if {c.body_a, c.body_b} <= set(self._dynamic) | self.world.static_bodies]
         for cluster in _clusters(contacts, set(self._dynamic)):
             bodies = tuple(sorted({b for c in cluster for b in (c.body_a, c.body_b) if b in self._dynamic}))
-            model = self._world.restrict(bodies)
+            model = self.world.restrict(bodies)
             problem, cluster = contact_problem(cluster, model, self.friction_directions)
             v_minus = model.velocity()
             if not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):

@@ -21,35 +21,38 @@ class SequentialImpact(ImpactLaw):
 
     Parameters
     ----------
-    order : sequence of int
+    order : sequence of int, optional
         Contact indices, visited cyclically; a contact that is not colliding when its
         turn comes is skipped.  Contacts absent from ``order`` are never resolved.
+        Default: every contact in index order (for simulation, where ``m`` varies).
     max_cycles : int
         Passes through ``order`` before giving up (``terminated=False``).
     """
 
     name = "sequential"
 
-    def __init__(self, order: Sequence[int] = (0, 1), max_cycles: int = 100) -> None:
-        if isinstance(order, (str, bytes)) or not isinstance(order, Sequence) or len(order) == 0:
-            raise ValueError(f"order must be a non-empty sequence of contact indices, got {order!r}")
-        if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) and i >= 0 for i in order):
-            raise ValueError(f"order must hold non-negative integer contact indices, got {list(order)!r}")
-        self.order = [int(i) for i in order]
+    def __init__(self, order: Sequence[int] | None = None, max_cycles: int = 100) -> None:
+        if order is not None:
+            if isinstance(order, (str, bytes)) or not isinstance(order, Sequence) or len(order) == 0:
+                raise ValueError(f"order must be a non-empty sequence of contact indices, got {order!r}")
+            if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) and i >= 0 for i in order):
+                raise ValueError(f"order must hold non-negative integer contact indices, got {list(order)!r}")
+        self.order = None if order is None else [int(i) for i in order]
         self.max_cycles = positive_int("max_cycles", max_cycles)
 
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         m = problem.contacts
-        unknown = [i for i in self.order if i >= m]
+        order = list(range(m)) if self.order is None else self.order
+        unknown = [i for i in order if i >= m]
         if unknown:
             raise ValueError(f"order names contacts {unknown} but the problem has only {m} contacts (0..{m - 1})")
-        single = {i: problem.subset([i]) for i in set(self.order)}
+        single = {i: problem.subset([i]) for i in set(order)}
         v = v_minus.copy()
         path = [v.copy()]
         normal = np.zeros(m)
         friction = np.zeros((m, problem.Jt.shape[1]))
         for _ in range(self.max_cycles):
-            for i in self.order:
+            for i in order:
                 if not problem.colliding(v):
                     return LawOutcome(np.array(path), normal, friction, terminated=True)
                 if problem.Jn[i] @ v >= -COLLISION_TOL:
@@ -59,5 +62,5 @@ class SequentialImpact(ImpactLaw):
                 friction[i] += single[i].friction_impulse(impulse[1:])[0]
                 path.append(v.copy())
         terminated = not problem.colliding(v)
-        message = "" if terminated else f"still colliding after max_cycles={self.max_cycles} passes through {self.order}"
+        message = "" if terminated else f"still colliding after max_cycles={self.max_cycles} passes through {order}"
         return LawOutcome(np.array(path), normal, friction, terminated=bool(terminated), message=message)
