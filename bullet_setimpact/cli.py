@@ -111,12 +111,117 @@ def _plot_outcome_set(path: Path, example: planar.Example, velocities: np.ndarra
     outcome_set_figure(data, str(path))
 
 
+def list_command(args: argparse.Namespace) -> None:
+    """Print the scenarios and the journal examples with one-line descriptions."""
+    from .scenario import available
+
+    print("scenarios (bullet-setimpact run NAME, render NAME):")
+    for name, description in available().items():
+        print(f"  {name:<20} {description}")
+    print("journal examples (bullet-setimpact outcome-set NAME):")
+    for name, build in planar.EXAMPLES.items():
+        print(f"  {name:<20} {build().description}")
+
+
+def _params(pairs: Sequence[str]) -> dict[str, str]:
+    result = {}
+    for pair in pairs:
+        key, separator, value = pair.partition("=")
+        if not separator or not key:
+            raise ValueError(f"--param expects key=value, got {pair!r}")
+        result[key.strip()] = value.strip()
+    return result
+
+
+def _executor(args: argparse.Namespace) -> tuple[object, object]:
+    """The executor for ``run`` (and a Dask client to close), from --scheduler / --workers."""
+    if args.scheduler:
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise ValueError("--scheduler needs Dask: pip install 'bullet-setimpact[distributed]'") from None
+        try:
+            client = Client(args.scheduler, timeout=args.connect_timeout)
+        except (OSError, TimeoutError) as exc:
+            raise ValueError(f"cannot reach the Dask scheduler at {args.scheduler!r}: {exc}") from None
+        return client.get_executor(), client
+    return ("serial" if args.workers == 1 else None), None
+
+
+def run_command(args: argparse.Namespace) -> None:
+    """Monte Carlo rollouts of a scenario; print the outcome summary, save and plot it."""
+    from .rollouts import monte_carlo
+
+    executor, client = _executor(args)
+    try:
+        results = monte_carlo(
+            args.name,
+            args.rollouts,
+            seed=args.seed,
+            law=args.law,
+            executor=executor,  # type: ignore[arg-type]  # an Executor, "serial" or None
+            out=args.out,
+            duration=args.duration,
+            params=_params(args.param),
+            workers=args.workers,
+        )
+    finally:
+        if client is not None:
+            client.close()  # type: ignore[attr-defined]  # a dask.distributed.Client
+    print(results.report())
+    if args.out:
+        print(f"  rollouts saved in {args.out}/ (rerun the same command to resume)")
+    if args.plot:
+        from .plotting import rollouts_figure
+
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+        rollouts_figure(results, args.plot)
+        print(f"  figure         {args.plot}")
+
+
+def render_command(args: argparse.Namespace) -> None:
+    """Render one rollout of a scenario to a GIF or a PNG strip."""
+    from .render import render
+
+    events = render(args.name, args.out, seed=args.seed, law=args.law, params=_params(args.param), duration=args.duration, frames=args.frames)
+    print(f"{args.name}: rollout with seed {args.seed} rendered to {args.out} ({events} impact events)")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .laws import LAWS
+
     parser = argparse.ArgumentParser(
         prog="bullet-setimpact",
         description="Set-valued simultaneous frictional impacts (Halm & Posa) for PyBullet.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    listing = commands.add_parser("list", help="list the scenarios and the journal examples")
+    listing.set_defaults(handler=list_command)
+
+    run = commands.add_parser("run", help="Monte Carlo rollouts of a scenario over its outcome set")
+    run.add_argument("name", help="scenario name (see 'bullet-setimpact list')")
+    run.add_argument("--rollouts", type=_positive_int, default=64, help="number of rollouts (default 64)")
+    run.add_argument("--seed", type=_non_negative_int, default=0, help="root seed (default 0)")
+    run.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default: all cores; 1 runs in-process)")
+    run.add_argument("--scheduler", default=None, help="address of a Dask scheduler, e.g. tcp://host:8786")
+    run.add_argument("--connect-timeout", type=_positive_float, default=10.0, help=argparse.SUPPRESS)
+    run.add_argument("--law", choices=sorted(LAWS), default=None, help="impact law (default: the scenario's set-valued law)")
+    run.add_argument("--duration", type=_positive_float, default=None, help="simulated seconds per rollout (default: the scenario's)")
+    run.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario parameter (repeatable)")
+    run.add_argument("--out", help="results directory, written rollout by rollout (resumable)")
+    run.add_argument("--plot", help="draw the Monte Carlo summary figure to this .png file")
+    run.set_defaults(handler=run_command)
+
     outcome = commands.add_parser("outcome-set", help="approximate a journal example's post-impact set (Algorithm 2)")
     outcome.add_argument("name", help=f"example name: {', '.join(planar.EXAMPLES)}")
     outcome.add_argument("--samples", type=_positive_int, default=None, help="samples (default: the journal's Tables 4-8)")
@@ -125,6 +230,16 @@ def build_parser() -> argparse.ArgumentParser:
     outcome.add_argument("--out", help="save the outcome set to this .npz file")
     outcome.add_argument("--plot", help="draw the outcome-set figure to this .png file")
     outcome.set_defaults(handler=outcome_set_command)
+
+    show = commands.add_parser("render", help="render one rollout headless (TinyRenderer) to a .gif or .png strip")
+    show.add_argument("name", help="scenario name")
+    show.add_argument("--seed", type=_non_negative_int, default=0, help="rollout seed (default 0)")
+    show.add_argument("--out", required=True, help="output file, .gif or .png")
+    show.add_argument("--law", choices=sorted(LAWS), default=None, help="impact law (default: the scenario's)")
+    show.add_argument("--duration", type=_positive_float, default=None, help="simulated seconds (default: the scenario's)")
+    show.add_argument("--frames", type=_positive_int, default=60, help="frames to render (default 60)")
+    show.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario parameter (repeatable)")
+    show.set_defaults(handler=render_command)
     return parser
 
 

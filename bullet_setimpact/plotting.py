@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen befor
 import numpy as np  # noqa: E402
 
 from .problem import ImpactProblem  # noqa: E402
+from .rollouts import RolloutResults  # noqa: E402
 
 SEQUENTIAL_COLORS = ("tab:red", "gold", "tab:orange", "tab:brown")
 
@@ -106,3 +107,61 @@ def panel_points(data: OutcomeFigureData) -> list[np.ndarray]:
         np.column_stack([_component(data.problem, data.samples, x_axis), _component(data.problem, data.samples, y_axis)])
         for _, x_axis, y_axis in _panels(data)
     ]
+
+
+def rollouts_figure(results: RolloutResults, path: str | None = None, dpi: int = 100) -> plt.Figure:
+    """Monte Carlo summary: outcome classes of the first impact, the first impacts' post-impact
+    normal velocities of the two most frequent contacts, and rollout 0's kinetic energy."""
+    figure, (classes, normal, energy) = plt.subplots(1, 3, figsize=(15, 4.6), constrained_layout=True)
+    counts = results.outcome_counts().most_common()
+    labels = [outcome.replace(" ", "\n", 1) if len(outcome) > 24 else outcome for outcome, _ in counts]
+    classes.barh(range(len(counts)), [count for _, count in counts], color="0.35")
+    classes.set_yticks(range(len(counts)), labels, fontsize=8)
+    classes.invert_yaxis()
+    classes.set_xlabel("rollouts")
+    classes.set_title(f"outcome of the first impact ({len(results)} rollouts)")
+    points = first_impact_normals(results)
+    if points is not None:
+        (label_x, label_y), xy = points
+        normal.scatter(xy[:, 0], xy[:, 1], s=12, color="0.25", label="post-impact (one per rollout)")
+        normal.set_xlabel(f"normal velocity at {label_x} [m/s]")
+        normal.set_ylabel(f"normal velocity at {label_y} [m/s]")
+        normal.axhline(0.0, color="0.6", lw=0.5)
+        normal.axvline(0.0, color="0.6", lw=0.5)
+        normal.legend(fontsize=8)
+        _widen_degenerate_axes(normal)
+    normal.set_title("first impact, contact normal velocities")
+    normal.grid(alpha=0.3)
+    record = results.records[0]
+    energy.plot(record.energy_time, record.energy, color="k", lw=1.2, label="kinetic energy")
+    for index, event in enumerate(record.events):
+        energy.axvline(event.time, color="tab:red", lw=0.8, alpha=0.7, label="impact event" if index == 0 else None)
+    energy.set_xlabel("time [s]")
+    energy.set_ylabel("kinetic energy [J]")
+    energy.set_title(f"rollout {record.index}: {len(record.events)} impacts")
+    energy.legend(fontsize=8)
+    energy.grid(alpha=0.3)
+    figure.suptitle(f"{results.config.get('scenario', '')}: Monte Carlo over the outcome set (law {results.config.get('law') or 'scenario default'})")
+    if path is not None:
+        figure.savefig(path, dpi=dpi)
+    return figure
+
+
+def first_impact_normals(results: RolloutResults) -> tuple[tuple[str, str], np.ndarray] | None:
+    """The two most frequent contact labels and, per rollout whose first impact has both,
+    their post-impact normal velocities, shape ``(k, 2)``; None if fewer than two labels."""
+    frequency: dict[str, int] = {}
+    for record in results.records:
+        for label in record.events[0].labels if record.events else ():
+            frequency[label] = frequency.get(label, 0) + 1
+    if len(frequency) < 2:
+        return None
+    first, second = sorted(frequency, key=lambda label: (-frequency[label], label))[:2]
+    rows = []
+    for record in results.records:
+        if record.events:
+            event = record.events[0]
+            velocity = {label: value for label, value in zip(event.labels, event.normal_after, strict=True)}
+            if first in velocity and second in velocity:
+                rows.append((velocity[first], velocity[second]))
+    return (first, second), np.array(rows).reshape(-1, 2)

@@ -1,0 +1,193 @@
+"""Scenarios: named PyBullet worlds to simulate, one script each in ``scenarios/``.
+
+A scenario script (``scenarios/<name>.py``) has a module docstring whose first line is its
+one-line description and which says what it measures, a ``DEFAULTS`` dict of parameters,
+and ``build(client, **params) -> Scenario``.  It runs standalone (``python
+scenarios/<name>.py``) through :func:`run_standalone`.
+
+This module finds, loads and validates scenarios (:func:`available`, :func:`load`,
+:func:`build`) and turns law specifications into laws (:func:`make_law`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from .bullet.contacts import Contact
+from .laws import LAWS, AnitescuPotraImpact, ImpactLaw, PlasticImpact, PropagativeImpact, RouthImpact, SequentialImpact
+
+#: The project's scenario scripts (``scenarios/`` at the repository root).
+SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+
+
+@dataclass
+class Scenario:
+    """A built world, ready for :class:`~bullet_setimpact.bullet.simulator.ImpactSimulator`.
+
+    Attributes
+    ----------
+    name : str
+    client : int
+        PyBullet client the world lives in.
+    bodies : dict of str to int
+        The scenario's named bodies (robots, objects), whose final state is observed.
+    duration : float
+        Default simulated time of a rollout [s].
+    law : ImpactLaw
+        The scenario's set-valued law (``RouthImpact`` with a step fit to the impact).
+    description : str
+        One line.
+    measures : str
+        Which contacts and outcome variables the scenario is about.
+    label_contact : callable, optional
+        ``Contact -> str``: a stable name for a contact ("A", "left foot", ...), used to
+        classify outcomes per contact.  Default: ``"<body>:<link>"``.
+    """
+
+    name: str
+    client: int
+    bodies: dict[str, int]
+    duration: float
+    law: ImpactLaw
+    description: str
+    measures: str
+    label_contact: Callable[[Contact], str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def contact_label(self, contact: Contact) -> str:
+        """The name of a contact (see ``label_contact``)."""
+        if self.label_contact is not None:
+            return self.label_contact(contact)
+        body, link = (contact.body_b, contact.link_b) if contact.body_b in self.bodies.values() else (contact.body_a, contact.link_a)
+        names = {value: key for key, value in self.bodies.items()}
+        return f"{names.get(body, body)}:{link}"
+
+    def observe(self) -> dict[str, np.ndarray]:
+        """Final-state summary: base position, orientation (quaternion) and velocities, and
+        joint positions of every named body, keyed ``"<body>.<quantity>"``."""
+        state: dict[str, np.ndarray] = {}
+        for name, body in self.bodies.items():
+            position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=self.client)
+            linear, angular = p.getBaseVelocity(body, physicsClientId=self.client)
+            state[f"{name}.position"] = np.array(position)
+            state[f"{name}.orientation"] = np.array(orientation)
+            state[f"{name}.linear_velocity"] = np.array(linear)
+            state[f"{name}.angular_velocity"] = np.array(angular)
+            joints = [j for j in range(p.getNumJoints(body, physicsClientId=self.client)) if p.getJointInfo(body, j, physicsClientId=self.client)[2] != p.JOINT_FIXED]
+            if joints:
+                states = p.getJointStatesMultiDof(body, joints, physicsClientId=self.client)
+                state[f"{name}.joint_positions"] = np.concatenate([np.atleast_1d(s[0]) for s in states])
+                state[f"{name}.joint_velocities"] = np.concatenate([np.atleast_1d(s[1]) for s in states])
+        return state
+
+
+def available() -> dict[str, str]:
+    """Scenario names and their one-line descriptions."""
+    return {path.stem: _first_line(path) for path in sorted(SCENARIO_DIR.glob("*.py")) if not path.stem.startswith("_")}
+
+
+def _first_line(path: Path) -> str:
+    module = load(path.stem)
+    return (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else ""
+
+
+def load(name: str) -> ModuleType:
+    """Import the scenario script ``scenarios/<name>.py``; ``ValueError`` if there is none."""
+    path = SCENARIO_DIR / f"{name}.py"
+    if not isinstance(name, str) or not name.isidentifier() or not path.is_file():
+        known = sorted(path.stem for path in SCENARIO_DIR.glob("*.py") if not path.stem.startswith("_"))
+        raise ValueError(f"unknown scenario {name!r}; expected one of {known}")
+    module_name = f"bullet_setimpact_scenarios.{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    for attribute in ("DEFAULTS", "build"):
+        if not hasattr(module, attribute):
+            raise ValueError(f"scenario script {path} defines no {attribute}")
+    return module
+
+
+def parameters(name: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The scenario's ``DEFAULTS`` updated with ``overrides``, each coerced to its default's type.
+
+    Raises
+    ------
+    ValueError
+        Naming an unknown parameter (and the known ones) or a value of the wrong type.
+    """
+    defaults = dict(load(name).DEFAULTS)
+    result = dict(defaults)
+    for key, value in (overrides or {}).items():
+        if key not in defaults:
+            raise ValueError(f"scenario {name!r} has no parameter {key!r}; expected one of {sorted(defaults)}")
+        result[key] = coerce(key, value, defaults[key])
+    return result
+
+
+def coerce(key: str, value: Any, default: Any) -> Any:
+    """``value`` (often a string from the command line) converted to the type of ``default``."""
+    kind = type(default)
+    try:
+        if kind is bool:
+            if isinstance(value, str):
+                lowered = value.strip().lower()
+                if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(value)
+                return lowered in ("true", "1", "yes")
+            return bool(value)
+        if kind is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError(value)
+        converted = kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter {key!r} must be a {kind.__name__} (like its default {default!r}), got {value!r}") from None
+    if isinstance(converted, float) and not np.isfinite(converted):
+        raise ValueError(f"parameter {key!r} must be finite, got {value!r}")
+    return converted
+
+
+def build(name: str, client: int, params: Mapping[str, Any] | None = None) -> Scenario:
+    """Build scenario ``name`` in ``client`` with validated parameters."""
+    return load(name).build(client, **parameters(name, params))
+
+
+def make_law(spec: str | ImpactLaw | None, scenario: Scenario) -> ImpactLaw:
+    """The law for a rollout: None for the scenario's own, an :class:`ImpactLaw`, or a name.
+
+    Names (``LAWS`` keys) get simulation defaults: ``routh`` the scenario's own law;
+    ``sequential`` every contact in turn; ``propagative`` plastic (R = 0) ignoring friction.
+    """
+    if spec is None:
+        return scenario.law
+    if isinstance(spec, ImpactLaw):
+        return spec
+    if spec not in LAWS:
+        raise ValueError(f"unknown law {spec!r}; expected one of {sorted(LAWS)}")
+    factories: dict[str, Callable[[], ImpactLaw]] = {
+        RouthImpact.name: lambda: scenario.law if isinstance(scenario.law, RouthImpact) else RouthImpact("auto", 50),
+        AnitescuPotraImpact.name: AnitescuPotraImpact,
+        SequentialImpact.name: SequentialImpact,
+        PlasticImpact.name: PlasticImpact,
+        PropagativeImpact.name: lambda: PropagativeImpact(restitution=0.0, ignore_friction=True),
+    }
+    return factories[spec]()
+
+
+def run_standalone(name: str, rollouts: int = 4) -> None:
+    """What ``python scenarios/<name>.py`` does: a few rollouts and their outcome summary."""
+    from .rollouts import monte_carlo
+
+    results = monte_carlo(name, rollouts, seed=0, executor="serial")
+    print(results.report())

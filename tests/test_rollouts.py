@@ -1,0 +1,216 @@
+"""Monte Carlo rollouts: reproducibility across executors, resume after kills, results I/O, CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bullet_setimpact.cli import main
+from bullet_setimpact.plotting import first_impact_normals, rollouts_figure
+from bullet_setimpact.rollouts import RolloutResults, monte_carlo
+
+SCENARIO = "rocking_block"
+FAST = {"duration": 0.15}  # the drop and the first impact, nothing more
+
+
+def _same(a: RolloutResults, b: RolloutResults) -> None:
+    """Bit-identical records: every event's velocities and every final state."""
+    assert len(a) == len(b)
+    for left, right in zip(a.records, b.records, strict=True):
+        assert left.index == right.index
+        assert len(left.events) == len(right.events)
+        for x, y in zip(left.events, right.events, strict=True):
+            np.testing.assert_array_equal(x.v_minus, y.v_minus)
+            np.testing.assert_array_equal(x.v_plus, y.v_plus)
+            assert x.time == y.time
+        assert left.final.keys() == right.final.keys()
+        for key in left.final:
+            np.testing.assert_array_equal(left.final[key], right.final[key])
+
+
+def test_same_seed_same_results_on_every_executor() -> None:
+    """Serial, a 2-process pool and a 2-worker Dask LocalCluster give identical records,
+    because rollout i depends only on SeedSequence(seed).spawn(n)[i]."""
+    distributed = pytest.importorskip("dask.distributed")
+    serial = monte_carlo(SCENARIO, 6, seed=3, executor="serial", params=FAST)
+    pooled = monte_carlo(SCENARIO, 6, seed=3, workers=2, params=FAST)
+    _same(serial, pooled)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            dask = monte_carlo(SCENARIO, 6, seed=3, executor=client.get_executor(), params=FAST)
+    _same(serial, dask)
+    other = monte_carlo(SCENARIO, 6, seed=4, executor="serial", params=FAST)
+    assert any(not np.array_equal(x.events[0].v_plus, y.events[0].v_plus) for x, y in zip(serial.records, other.records, strict=True))
+
+
+def _run_in_subprocess(out: Path, rollouts: int, workers: int) -> subprocess.Popen:
+    where = "executor='serial'" if workers == 1 else f"workers={workers}"
+    code = (
+        "from bullet_setimpact.rollouts import monte_carlo\n"
+        f"monte_carlo({SCENARIO!r}, {rollouts}, seed=1, out={str(out)!r}, params={FAST!r}, {where})\n"
+    )
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _wait_for_files(out: Path, count: int, process: subprocess.Popen, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while len(list(out.glob("rollout_*.npz"))) < count:
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else "process ended early"
+        assert time.monotonic() < deadline, "no rollouts were written"
+        time.sleep(0.05)
+
+
+def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    """Kill the whole run with SIGKILL after a few rollouts are on disk; the same call then
+    finishes the rest and matches an uninterrupted run exactly, one file per rollout."""
+    out = tmp_path / "run"
+    process = _run_in_subprocess(out, 12, workers=1)
+    _wait_for_files(out, 3, process)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert len(list(out.glob("rollout_*.npz"))) < 12
+    resumed = monte_carlo(SCENARIO, 12, seed=1, out=out, params=FAST, executor="serial")
+    fresh = monte_carlo(SCENARIO, 12, seed=1, params=FAST, executor="serial")
+    _same(resumed, fresh)
+    assert sorted(path.name for path in out.glob("rollout_*.npz")) == [f"rollout_{i:06d}.npz" for i in range(12)]
+    assert not list(out.glob(".*partial"))
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found += [int(child) for child in text]
+    return found
+
+
+def test_a_killed_worker_is_replaced(tmp_path: Path) -> None:
+    """SIGKILL one worker of the pool mid-run: the pool is rebuilt, the run completes, and the
+    results equal the serial ones."""
+    out = tmp_path / "run"
+    process = _run_in_subprocess(out, 16, workers=2)
+    _wait_for_files(out, 2, process)
+    workers = [child for child in _children(process.pid) if b"spawn" in Path(f"/proc/{child}/cmdline").read_bytes()]
+    assert workers, "no worker processes found"
+    os.kill(workers[0], signal.SIGKILL)
+    assert process.wait(timeout=180) == 0, process.stderr.read().decode() if process.stderr else ""
+    resumed = monte_carlo(SCENARIO, 16, seed=1, out=out, params=FAST, executor="serial")
+    _same(resumed, monte_carlo(SCENARIO, 16, seed=1, params=FAST, executor="serial"))
+
+
+def test_corrupted_file_is_redone_and_foreign_directories_refused(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = monte_carlo(SCENARIO, 4, seed=2, out=out, params=FAST, executor="serial")
+    broken = out / "rollout_000002.npz"
+    broken.write_bytes(broken.read_bytes()[:100])  # truncated: not a valid archive
+    again = monte_carlo(SCENARIO, 4, seed=2, out=out, params=FAST, executor="serial")
+    _same(first, again)
+    with pytest.raises(ValueError, match="different run .*seed"):
+        monte_carlo(SCENARIO, 4, seed=9, out=out, params=FAST, executor="serial")
+    with pytest.raises(ValueError, match="different run .*params"):
+        monte_carlo(SCENARIO, 4, seed=2, out=out, params={"duration": 0.2}, executor="serial")
+    (out / "run.json").write_text("{not json")
+    with pytest.raises(ValueError, match="unreadable run.json"):
+        monte_carlo(SCENARIO, 4, seed=2, out=out, params=FAST, executor="serial")
+
+
+def test_results_round_trip_and_summary(tmp_path: Path) -> None:
+    results = monte_carlo(SCENARIO, 3, seed=0, executor="serial", params=FAST)
+    results.save(tmp_path / "results.npz")
+    loaded = RolloutResults.load(tmp_path / "results.npz")
+    _same(results, loaded)
+    assert loaded.config["scenario"] == SCENARIO and loaded.config["seed"] == 0
+    assert sum(results.outcome_counts().values()) == 3
+    assert "outcome classes" in results.report()
+
+
+def test_rocking_block_monte_carlo_outcome_classes() -> None:
+    """64 rollouts: the set-valued law gives at least two outcome classes for the first impact,
+    pivoting on either corner among them (journal Fig. 9); Anitescu-Potra gives one (rest)."""
+    routh = monte_carlo(SCENARIO, 64, seed=0, workers=2, params=FAST).outcome_counts()
+    assert len(routh) >= 2
+    assert routh["A:lift off B:stick"] > 0 and routh["A:stick B:lift off"] > 0
+    simultaneous = monte_carlo(SCENARIO, 64, seed=0, law="anitescu-potra", workers=2, params=FAST).outcome_counts()
+    assert dict(simultaneous) == {"A:stick B:stick": 64}
+
+
+def test_bad_arguments_are_named() -> None:
+    with pytest.raises(ValueError, match="unknown scenario 'no_such'"):
+        monte_carlo("no_such", 2)
+    with pytest.raises(ValueError, match="rollouts must be an integer >= 1"):
+        monte_carlo(SCENARIO, 0)
+    with pytest.raises(ValueError, match="has no parameter 'hieght'"):
+        monte_carlo(SCENARIO, 2, params={"hieght": 0.1})
+    with pytest.raises(ValueError, match="parameter 'height' must be a float"):
+        monte_carlo(SCENARIO, 2, params={"height": "tall"})
+    with pytest.raises(ValueError, match="unknown law 'newton'"):
+        monte_carlo(SCENARIO, 1, law="newton", executor="serial", params=FAST)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "no_such"], "unknown scenario 'no_such'"),
+        (["run", SCENARIO, "--param", "height=tall"], "parameter 'height' must be a float"),
+        (["run", SCENARIO, "--param", "height"], "--param expects key=value"),
+        (["render", "no_such", "--out", "x.gif"], "unknown scenario 'no_such'"),
+        (["render", SCENARIO, "--out", "x.jpg"], "out must end in .gif or .png"),
+        (["outcome-set", "no_such"], "unknown example 'no_such'"),
+        (["run", SCENARIO, "--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "1"], "cannot reach the Dask scheduler"),
+    ],
+)
+def test_cli_errors_exit_non_zero_without_traceback(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert message in error
+    assert "Traceback" not in error
+
+
+def test_cli_rejects_zero_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", SCENARIO, "--workers", "0"])
+    assert exit_info.value.code == 2
+    assert "expected a positive integer, got 0" in capsys.readouterr().err
+
+
+def test_figures_are_written_and_show_the_data(tmp_path: Path) -> None:
+    """The Monte Carlo figure is a non-empty PNG of the expected size whose scatter points are
+    exactly the first impacts' post-impact normal velocities."""
+    import matplotlib.image
+
+    results = monte_carlo(SCENARIO, 8, seed=0, executor="serial", params=FAST)
+    path = tmp_path / "mc.png"
+    figure = rollouts_figure(results, str(path), dpi=100)
+    image = matplotlib.image.imread(path)
+    assert image.shape[:2] == (460, 1500)
+    assert image.std() > 0.01
+    labels_and_points = first_impact_normals(results)
+    assert labels_and_points is not None
+    (_, _), expected = labels_and_points
+    drawn = figure.axes[1].collections[0].get_offsets()
+    np.testing.assert_array_equal(np.asarray(drawn), expected)
+    assert len(expected) == 8
+
+
+def test_cli_run_and_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", SCENARIO, "--rollouts", "4", "--workers", "1", "--param", "duration=0.15", "--out", str(tmp_path / "out"), "--plot", str(tmp_path / "mc.png")]) == 0
+    assert "4 rollouts" in capsys.readouterr().out
+    assert (tmp_path / "mc.png").stat().st_size > 10_000
+    assert main(["render", SCENARIO, "--out", str(tmp_path / "drop.gif"), "--duration", "0.5", "--frames", "4", "--param", "height=0.3"]) == 0
+    from PIL import Image
+
+    with Image.open(tmp_path / "drop.gif") as gif:  # Pillow merges identical frames, adding their durations
+        total = 0
+        for frame in range(gif.n_frames):
+            gif.seek(frame)
+            total += gif.info["duration"]
+        assert gif.n_frames >= 2 and total == 4 * 120  # 0.5 s in 4 frames of 0.125 s, stored as 12 cs
+    assert main(["list"]) == 0
+    assert SCENARIO in capsys.readouterr().out
