@@ -186,8 +186,7 @@ def make_law(spec: str | ImpactLaw | None, scenario: Scenario) -> ImpactLaw:
 
 
 def run_standalone(name: str, rollouts: int = 4) -> None:
-    """What ``python scenarios/<name>.py`` does: a few rollouts and their outcome summary."""
-    from .rollouts import monte_carlo
+    """What ``python scenarios/<name>.py`` does: ``bullet-setimpact run <name>`` on a few rollouts."""
+    from .cli import main
 
-    results = monte_carlo(name, rollouts, seed=0, executor="serial")
-    print(results.report())
+    raise SystemExit(main(["run", name, "--rollouts", str(rollouts), "--workers", "1"]))

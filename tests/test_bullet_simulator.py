@@ -237,6 +237,7 @@ def test_law_failure_falls_back_to_anitescu_potra(client: int) -> None:
     sim = ImpactSimulator(_FailingLaw(), client, on_failure="fallback")
     (event,) = sim.step()
     assert event.law == "anitescu-potra"
+    assert "injected failure" in event.failure
     np.testing.assert_allclose(event.v_plus, 0.0, atol=1e-12)
 
 
@@ -298,3 +299,23 @@ def test_unsupported_joint_is_named(client: int, tmp_path) -> None:  # type: ign
     p.loadURDF(str(urdf), physicsClientId=client)
     with pytest.raises(ValueError, match="planar joint .*slide"):
         ImpactSimulator(AnitescuPotraImpact(), client)
+
+
+def test_world_changes_and_bad_velocities_are_named(client: int) -> None:
+    """A body removed (or added) mid-run, a disconnected client, and NaN velocities set by the
+    user each stop the simulator with an error that says what happened."""
+    world = load_planar_example(client, "rocking_block", configuration=np.array([0.0, 1.0, 0.0]), velocity=np.zeros(3))
+    sim = ImpactSimulator(AnitescuPotraImpact(), client)
+    sim.step()
+    p.resetJointState(world.bodies[0], 1, 1.0, float("nan"), physicsClientId=client)
+    with pytest.raises(ValueError, match="NaN or inf positions or velocities"):
+        sim.step()
+    p.removeBody(world.ground, physicsClientId=client)
+    with pytest.raises(ValueError, match="create a new ImpactSimulator"):
+        sim.step()
+    other = p.connect(p.DIRECT)
+    load_planar_example(other, "rocking_block")
+    orphan = ImpactSimulator(AnitescuPotraImpact(), other)
+    p.disconnect(other)
+    with pytest.raises(ValueError, match="not connected"):
+        orphan.step()

@@ -20,6 +20,7 @@ Each call of :meth:`ImpactSimulator.step` advances one Bullet time step:
 from __future__ import annotations
 
 import logging
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,6 +83,8 @@ class ImpactEvent:
         Largest penetration among the contacts at the event [m] (``max(0, -min gap)``).
     law : str
         Name of the law that produced ``v_plus`` (the fallback's when it was used).
+    failure : str
+        Why the simulator's law was not used (empty when it was).
     diagnostics : dict
         Order-independence diagnostics when the simulator was asked for them.
     """
@@ -99,6 +102,7 @@ class ImpactEvent:
     energy_after: float
     max_penetration: float
     law: str
+    failure: str = ""
     diagnostics: dict[str, Any] = field(default_factory=dict)
 
     def velocities(self, body: int) -> tuple[np.ndarray, np.ndarray]:
@@ -240,6 +244,7 @@ class ImpactSimulator:
         self.time = 0.0
         #: Steps in which the event cap was hit.
         self.capped_steps = 0
+        self._bodies = p.getNumBodies(physicsClientId=self.client)
         self._touching: set | None = None
         self._last: Snapshot | None = None
         self._near = True
@@ -249,31 +254,56 @@ class ImpactSimulator:
     def step(self) -> list[ImpactEvent]:
         """Advance one Bullet time step (``fixedTimeStep``) and return its impact events."""
         check_client(self.client)
+        if p.getNumBodies(physicsClientId=self.client) != self._bodies:
+            raise ValueError(
+                f"the world now has {p.getNumBodies(physicsClientId=self.client)} bodies, not the {self._bodies} this "
+                "ImpactSimulator was built for; create a new ImpactSimulator after adding or removing bodies"
+            )
         self._dt = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
         self._current_step = self._dt
         done = 0.0
         events: list[ImpactEvent] = []
         try:
-            if self._near:
+            snapshot = self._checked_snapshot()
+            if snapshot is not None and (self._touching is None or self._last is None or not snapshot.same_velocities(self._last)):
+                # first step, or the user changed velocities: contacts may be colliding now
+                events += self._resolve_and_track(self.time)
                 snapshot = Snapshot.take(self.client, self._dynamic)
-                if self._touching is None or self._last is None or not snapshot.same_velocities(self._last):
-                    # first step, or the user changed velocities: contacts may be colliding now
-                    events += self._resolve_and_track(self.time)
             while self._dt - done > 1e-9 * self._dt:
                 if len(events) >= self.max_events_per_step:
                     self._cap(self._dt - done)
                     break
-                tau, new = self._advance(self._dt - done, self.time + done)
+                tau, new = self._advance(self._dt - done, self.time + done, snapshot)
                 done += tau
                 events += new
+                if self._dt - done > 1e-9 * self._dt:  # an event inside the step: the rest starts here
+                    snapshot = Snapshot.take(self.client, self._dynamic)
         finally:
             self._set_time_step(self._dt)
         self.time += self._dt
-        self._near = bool(self.finder.pair_gaps(LOOKAHEAD))
         self._last = Snapshot.take(self.client, self._dynamic) if self._near else None
         return events
 
-    def _advance(self, duration: float, start_time: float) -> tuple[float, list[ImpactEvent]]:
+    def _checked_snapshot(self) -> Snapshot | None:
+        """A snapshot when something is within :data:`LOOKAHEAD` (else None, free flight), after
+        checking that no position or velocity is NaN or inf (only the bases in free flight)."""
+        if self._near:
+            snapshot = Snapshot.take(self.client, self._dynamic)
+            bad = snapshot.nonfinite()
+        else:
+            snapshot = None
+            bad = [
+                body
+                for body in self._dynamic
+                if not all(math.isfinite(x) for part in p.getBaseVelocity(body, physicsClientId=self.client) for x in part)
+            ]
+        if bad:
+            raise ValueError(
+                f"bodies {bad} have NaN or inf positions or velocities at t = {self.time:.6f} s (set with resetBaseVelocity or resetJointState?)"
+            )
+        return snapshot
+
+    def _advance(self, duration: float, start_time: float, snapshot: Snapshot | None) -> tuple[float, list[ImpactEvent]]:
         """Trial-step ``duration``; on a new impact, roll back, localize it and resolve it.
 
         A point arrives when its feature (a vertex, or a link pair's closest point) was not
@@ -283,9 +313,10 @@ class ImpactSimulator:
         was within :data:`LOOKAHEAD` at the start, no snapshot is taken (free flight).
         """
         touching = self._touching if self._touching is not None else set()
-        snapshot = Snapshot.take(self.client, self._dynamic) if self._near else None
         self._bullet_step(duration)
-        if not self.finder.pair_gaps(self.contact_tolerance + SEED_MARGIN) and not self._pushed_by_bullet(touching):
+        nearby = self.finder.pair_gaps(LOOKAHEAD)
+        self._near = bool(nearby)
+        if min(nearby.values(), default=np.inf) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching):
             self._touching = set()
             return duration, []
         contacts = self.finder.contacts()
@@ -390,9 +421,11 @@ class ImpactSimulator:
             model = self.world.restrict(bodies)
             problem, cluster = contact_problem(cluster, model, self.friction_directions)
             v_minus = model.velocity()
+            if not np.all(np.isfinite(v_minus)):
+                raise ValueError(f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; was it set with resetBaseVelocity or resetJointState?")
             if not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):
                 continue
-            result, law_name = self._checked_outcome(problem, v_minus)
+            result, law_name, failure = self._checked_outcome(problem, v_minus)
             model.set_velocity(result.v_plus)
             written = model.velocity()
             if not np.allclose(written, result.v_plus, rtol=0.0, atol=1e-9 * (1.0 + np.abs(result.v_plus).max())):
@@ -411,6 +444,7 @@ class ImpactSimulator:
                 energy_after=result.energy_after,
                 max_penetration=max(0.0, -min(c.gap for c in cluster)),
                 law=law_name,
+                failure=failure,
                 diagnostics=self._diagnostics(problem, v_minus) if self.diagnostics else {},
             )
             self.events.append(event)
@@ -418,16 +452,20 @@ class ImpactSimulator:
             logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
         return events
 
-    def _checked_outcome(self, problem: ImpactProblem, v_minus: np.ndarray) -> tuple[ImpactResult, str]:
-        """The law's outcome if it passes the checks, else the fallback or :class:`ImpactFailure`."""
+    def _checked_outcome(self, problem: ImpactProblem, v_minus: np.ndarray) -> tuple[ImpactResult, str, str]:
+        """The law's outcome if it passes the checks, else the fallback's or :class:`ImpactFailure`.
+
+        Returns ``(result, law name, why the law was not used)``.
+        """
         law_name = getattr(self.law, "name", "") or type(self.law).__name__
+        reason: str | None
         try:
             result = self.law.resolve(problem, v_minus, rng=self.rng)
             reason = _rejection(problem, result)
         except SetImpactError as exc:
-            result, reason = None, f"{type(exc).__name__}: {exc}"
+            reason = f"{type(exc).__name__}: {exc}"
         if reason is None:
-            return result, law_name
+            return result, law_name, ""
         if self.on_failure == "raise":
             raise ImpactFailure(f"{law_name} failed at an impact with {problem.contacts} contacts: {reason}; nothing was written back")
         fallback = AnitescuPotraImpact().resolve(problem, v_minus)
@@ -435,7 +473,7 @@ class ImpactSimulator:
         if fallback_reason is not None:
             raise ImpactFailure(f"{law_name} failed ({reason}) and so did the Anitescu-Potra fallback ({fallback_reason})")
         logger.warning("%s failed (%s); applied the Anitescu-Potra fallback", law_name, reason)
-        return fallback, AnitescuPotraImpact.name
+        return fallback, AnitescuPotraImpact.name, f"{law_name}: {reason}"
 
     def _diagnostics(self, problem: ImpactProblem, v_minus: np.ndarray) -> dict[str, Any]:
         from ..diagnostics import normal_coupling, order_independent

@@ -9,6 +9,7 @@ them after each step) nor Bullet's contact warm-starting cache.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pybullet as p
@@ -61,6 +62,16 @@ class Snapshot:
             p.resetBasePositionAndOrientation(state.body, state.position, state.orientation, physicsClientId=self.client)
             p.resetBaseVelocity(state.body, state.linear, state.angular, physicsClientId=self.client)
             reset_joint_states(self.client, state.body, state.joints, state.joint_positions, state.joint_velocities)
+
+    def nonfinite(self) -> list[int]:
+        """Bodies whose position or velocity holds NaN or inf."""
+        bad = []
+        for state in self.bodies:
+            values = [*state.position, *state.orientation, *state.linear, *state.angular]
+            values += [x for group in (*state.joint_positions, *state.joint_velocities) for x in group]
+            if not all(math.isfinite(x) for x in values):
+                bad.append(state.body)
+        return bad
 
     def same_velocities(self, other: Snapshot, tol: float = 0.0) -> bool:
         """Whether ``other`` holds the same velocities (e.g. nobody reset them in between)."""
