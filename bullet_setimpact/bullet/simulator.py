@@ -425,7 +425,7 @@ class ImpactSimulator:
                 raise ValueError(f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; was it set with resetBaseVelocity or resetJointState?")
             if not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):
                 continue
-            result, law_name, failure = self._checked_outcome(problem, v_minus)
+            result, law_name, failure = self._checked_outcome(problem, v_minus, model)
             model.set_velocity(result.v_plus)
             written = model.velocity()
             if not np.allclose(written, result.v_plus, rtol=0.0, atol=1e-9 * (1.0 + np.abs(result.v_plus).max())):
@@ -452,7 +452,7 @@ class ImpactSimulator:
             logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
         return events
 
-    def _checked_outcome(self, problem: ImpactProblem, v_minus: np.ndarray) -> tuple[ImpactResult, str, str]:
+    def _checked_outcome(self, problem: ImpactProblem, v_minus: np.ndarray, model: WorldModel) -> tuple[ImpactResult, str, str]:
         """The law's outcome if it passes the checks, else the fallback's or :class:`ImpactFailure`.
 
         Returns ``(result, law name, why the law was not used)``.
@@ -460,7 +460,10 @@ class ImpactSimulator:
         law_name = getattr(self.law, "name", "") or type(self.law).__name__
         reason: str | None
         try:
-            result = self.law.resolve(problem, v_minus, rng=self.rng)
+            if getattr(self.law, "pseudo_impulse_dt", 0.0) > 0.0:  # PlasticImpact's pseudo-impulse needs f
+                result = self.law.resolve(problem, v_minus, rng=self.rng, external_force=external_force(model))
+            else:
+                result = self.law.resolve(problem, v_minus, rng=self.rng)
             reason = _rejection(problem, result)
         except SetImpactError as exc:
             reason = f"{type(exc).__name__}: {exc}"
@@ -480,6 +483,36 @@ class ImpactSimulator:
 
         verdict = order_independent(problem, v_minus)
         return {"normal_coupling": normal_coupling(problem), "order_independent": verdict}
+
+
+def external_force(model: WorldModel) -> np.ndarray:
+    """Generalized non-contact force at the current state, in ``model``'s layout: gravity,
+    ``sum_links J_com^T m g``, plus the torques Bullet's joint motors applied in the last step
+    (``getJointState``'s applied torque, single-DoF joints).  Coriolis and centrifugal terms
+    are left out.  It is what ``PlasticImpact``'s pseudo-impulse needs (Johnson et al. eq. 55).
+    """
+    client = model.client
+    parameters = p.getPhysicsEngineParameters(physicsClientId=client)
+    gravity = np.array([parameters[f"gravityAcceleration{axis}"] for axis in "XYZ"])
+    configuration = model.configuration()
+    force = np.zeros(model.nv)
+    for body in model.bodies:
+        for link in range(-1, body.num_links):
+            mass = p.getDynamicsInfo(body.body, link, physicsClientId=client)[0]
+            if mass <= 0.0:
+                continue
+            if link == -1:
+                centre = p.getBasePositionAndOrientation(body.body, physicsClientId=client)[0]
+            else:
+                centre = p.getLinkState(body.body, link, computeForwardKinematics=True, physicsClientId=client)[0]
+            force += configuration.point_jacobian(body.body, link, np.array(centre)).T @ (mass * gravity)
+        block = model.block(body.body)
+        offset = block.start + 6 * body.floating
+        for joint, dofs in zip(body.joints, body.joint_dofs or (1,) * len(body.joints), strict=True):
+            if dofs == 1:
+                force[offset] += p.getJointState(body.body, joint, physicsClientId=client)[3]
+            offset += dofs
+    return force
 
 
 def _rejection(problem: ImpactProblem, result: ImpactResult) -> str | None:
