@@ -144,7 +144,7 @@ def lemke(
         Different covering vectors follow different pivot paths and may end in
         different solutions when the LCP has several.
     max_pivots : int, optional
-        Pivot cap (default ``50 n + 100``).
+        Pivot cap (default ``10 n + 100``).
     tol : float
         Relative residual the final solution must meet.
 
@@ -171,7 +171,7 @@ def lemke(
     d = np.ones(n) if covering is None else np.asarray(covering, dtype=float)
     if d.shape != (n,) or np.any(d <= 0.0):
         raise ValueError(f"covering must be a positive vector of shape ({n},)")
-    max_pivots = 50 * n + 100 if max_pivots is None else max_pivots
+    max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
 
     # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
     tableau = np.hstack([w[:, None], np.eye(n)])
@@ -200,7 +200,7 @@ def lemke_from_solution(
     has the opposite index).  Returns None when the path ends on a ray.
     """
     n = w.shape[0]
-    max_pivots = 50 * n + 100 if max_pivots is None else max_pivots
+    max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
     basic = np.where(start.basis, np.arange(n) + n, np.arange(n))
     tableau = np.hstack([(start.basis_inverse @ w)[:, None], start.basis_inverse])
     column = -(start.basis_inverse @ covering)
@@ -224,6 +224,7 @@ def _follow_path(W: np.ndarray, tableau: np.ndarray, basic: np.ndarray, row: int
     artificial = 2 * n
     entering = artificial
     pivots = 0
+    visited: set[bytes] = set()
     while True:
         pivot_row = tableau[row] / column[row]
         tableau -= column[:, None] * pivot_row
@@ -234,7 +235,11 @@ def _follow_path(W: np.ndarray, tableau: np.ndarray, basic: np.ndarray, row: int
         if leaving == artificial:
             return pivots
         if pivots >= max_pivots:
-            raise LCPError(f"Lemke reached the pivot cap ({max_pivots}) without a solution (cycling?)")
+            raise LCPError(f"Lemke reached the pivot cap ({max_pivots}) without a solution")
+        signature = np.sort(basic).tobytes()
+        if signature in visited:  # round-off broke the lexicographic order: a path never repeats a basis
+            raise LCPError(f"Lemke revisited a basis after {pivots} pivots (cycling under degeneracy)")
+        visited.add(signature)
         entering = leaving + n if leaving < n else leaving - n
         column = binv[:, entering].copy() if entering < n else -(binv @ W[:, entering - n])
         candidates = (column > PIVOT_TOL * max(column.max(), -column.min())).nonzero()[0]

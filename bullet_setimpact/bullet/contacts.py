@@ -214,6 +214,19 @@ class ContactFinder:
             )
         return gaps
 
+    def nearest_feature(self, link_a: tuple[int, int], link_b: tuple[int, int], point_a: np.ndarray, point_b: np.ndarray) -> Feature:
+        """The feature of a Bullet contact point: the box corner of either link nearest to it
+        (within 1 cm), else the link pair's closest-point feature."""
+        best: tuple[float, Feature] = (1e-2, ("pair", pair_key((link_a, link_b))))
+        for (body_v, link_v), (body_s, link_s), point in ((link_a, link_b, point_a), (link_b, link_a, point_b)):
+            vertices, _, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s)
+            if len(vertices):
+                distances = np.linalg.norm(vertices - point, axis=1)
+                nearest = int(np.argmin(distances))
+                if distances[nearest] < best[0]:
+                    best = (float(distances[nearest]), ("vertex", body_v, link_v, int(indices[nearest]), body_s, link_s))
+        return best[1]
+
     def _from_bullet(self, point: tuple) -> Contact:
         body_a, body_b, link_a, link_b = point[1], point[2], point[3], point[4]
         return Contact(

@@ -5,7 +5,7 @@ Each call of :meth:`ImpactSimulator.step` advances one Bullet time step:
 1. snapshot the world (:class:`~bullet_setimpact.bullet.state.Snapshot`) and let Bullet
    take a trial step;
 2. if a link pair came into contact (gap <= ``contact_tolerance``) approaching faster than
-   ``impact_velocity_threshold``, or Bullet pushed a pair that was not in contact (its
+   ``impact_velocity_threshold``, or Bullet pushed a point that was not in contact (its
    speculative-contact response), roll back and localize the contact time by root finding
    on the gap (:mod:`.events`), so Bullet never applies its own impact impulse;
 3. at the event, collect the active contact set (every point within the tolerance,
@@ -308,7 +308,7 @@ class ImpactSimulator:
 
         A point arrives when its feature (a vertex, or a link pair's closest point) was not
         in contact at the start and is now, approaching faster than the threshold; a link
-        pair out of contact at the start that Bullet pushed (speculative contact) also
+        point out of contact that Bullet pushed (speculative contact) also
         counts.  Returns the time advanced and the events resolved at its end.  When nothing
         was within :data:`LOOKAHEAD` at the start, no snapshot is taken (free flight).
         """
@@ -323,7 +323,7 @@ class ImpactSimulator:
         approaching = [c for c in contacts if c.feature not in touching and self._normal_velocity(c) < -self.impact_velocity_threshold]
         arrivals = [c.feature for c in approaching if c.gap <= 0.0]
         pushed = self._pushed_by_bullet(touching)
-        features = arrivals + [("pair", pair) for pair in pushed]
+        features = arrivals + [feature for feature in pushed if feature not in arrivals]
         if not features:  # newcomers still above the surface are caught when they cross it
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
             return duration, []
@@ -367,16 +367,20 @@ class ImpactSimulator:
             p.setPhysicsEngineParameter(fixedTimeStep=duration, physicsClientId=self.client)
             self._current_step = duration
 
-    def _pushed_by_bullet(self, touching: set) -> set[Pair]:
-        """Link pairs with no feature in contact at the start that Bullet applied a normal impulse to."""
-        touching_pairs = {_feature_pair(feature) for feature in touching}
-        pushed = set()
+    def _pushed_by_bullet(self, touching: set) -> list[tuple]:
+        """Features Bullet pushed in the last step while they were out of contact (its
+        speculative contacts respond before penetration, e.g. a tilted box corner 1 mm above
+        the floor): manifold points with a normal impulse and a gap beyond the tolerance,
+        mapped to the nearest box corner of the pair (or to the pair itself)."""
+        pushed = []
         for point in p.getContactPoints(physicsClientId=self.client):
-            if point[9] <= 0.0 or (point[1] not in self._dynamic and point[2] not in self._dynamic):
+            if point[9] <= 0.0 or point[8] <= self.contact_tolerance:
                 continue
-            key = pair_key(((point[1], point[3]), (point[2], point[4])))
-            if key not in touching_pairs:
-                pushed.add(key)
+            if point[1] not in self._dynamic and point[2] not in self._dynamic:
+                continue
+            feature = self.finder.nearest_feature((point[1], point[3]), (point[2], point[4]), np.array(point[5]), np.array(point[6]))
+            if feature not in touching and feature not in pushed:
+                pushed.append(feature)
         return pushed
 
     def _normal_velocity(self, contact: Contact) -> float:
@@ -465,7 +469,7 @@ class ImpactSimulator:
             else:
                 result = self.law.resolve(problem, v_minus, rng=self.rng)
             reason = _rejection(problem, result)
-        except SetImpactError as exc:
+        except (SetImpactError, ValueError) as exc:  # the law cannot solve this problem (it is ours, so valid)
             reason = f"{type(exc).__name__}: {exc}"
         if reason is None:
             return result, law_name, ""

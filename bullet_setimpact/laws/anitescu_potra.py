@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from ..lcp import lcp_residual, lemke
+from ..errors import LCPError
+from ..lcp import lcp_residual, lemke, random_lemke
 from ..problem import ImpactProblem
 from .base import ImpactLaw, LawOutcome, positive_int
 
@@ -32,8 +33,17 @@ def apply_impulse(problem: ImpactProblem, v: np.ndarray, z: np.ndarray) -> tuple
 
 
 def solve_anitescu_potra(problem: ImpactProblem, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lemke's solution of the Anitescu-Potra LCP: ``(v_plus, [lambda_n; lambda_D])``."""
-    solution = lemke(problem.anitescu_potra_matrix, anitescu_potra_rhs(problem, v))
+    """Lemke's solution of the Anitescu-Potra LCP: ``(v_plus, [lambda_n; lambda_D])``.
+
+    The covering vector of ones first; if round-off makes that path fail on a large
+    degenerate problem, a few random covering vectors from a fixed seed (so the result stays
+    deterministic) before the error is raised.
+    """
+    W, w = problem.anitescu_potra_matrix, anitescu_potra_rhs(problem, v)
+    try:
+        solution = lemke(W, w)
+    except LCPError:
+        solution = random_lemke(W, w, np.random.default_rng(0))
     return apply_impulse(problem, v, solution.z)
 
 

@@ -26,12 +26,13 @@ class SequentialImpact(ImpactLaw):
         turn comes is skipped.  Contacts absent from ``order`` are never resolved.
         Default: every contact in index order (for simulation, where ``m`` varies).
     max_cycles : int
-        Passes through ``order`` before giving up (``terminated=False``).
+        Passes through ``order`` before giving up (``terminated=False``).  Single impacts on a
+        flat face converge only geometrically (about 0.86 per pass for a foot's 4 corners).
     """
 
     name = "sequential"
 
-    def __init__(self, order: Sequence[int] | None = None, max_cycles: int = 100) -> None:
+    def __init__(self, order: Sequence[int] | None = None, max_cycles: int = 1000) -> None:
         if order is not None:
             if isinstance(order, (str, bytes)) or not isinstance(order, Sequence) or len(order) == 0:
                 raise ValueError(f"order must be a non-empty sequence of contact indices, got {order!r}")

@@ -1,0 +1,73 @@
+"""Compass-gait footfall: the leading foot A strikes while the trailing foot B rests (journal Fig. 10).
+
+``urdf/compass_gait_planar.urdf`` (hip on x and z sliders, two 1 m legs with a 1 kg point
+mass 0.5 m from the hip; coordinates ``planar.compass_gait``'s ``q``) starts at the
+journal's impact state: legs at -78 / +78 deg from the vertical, both turning at
+``leg_rate`` with the hip velocity that keeps B at rest, so A falls at
+``2 sin(78 deg) leg_rate`` (0.4891 m/s at the default 0.25 rad/s).  The impact is resolved
+at t = 0 with the journal's law (h = 0.25 N s, N = 5, mu = 5); the walker is unactuated
+(motors off, as in the journal's model) and afterwards falls under gravity.
+
+Measures: contacts A (leading foot, link ``leg_leading``) and B (trailing foot, link
+``leg_trailing``) against the ground: their post-impact normal and tangential velocities
+(Anitescu-Potra: A sticks, B slides, sticks or lifts; the set-valued law adds intermediate
+outcomes and A sliding or lifting), and the legs' final joint state after ``duration``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pybullet as p
+
+from bullet_setimpact import RouthImpact, planar
+from bullet_setimpact.bullet.contacts import Contact
+from bullet_setimpact.bullet.examples import load_planar_example
+from bullet_setimpact.scenario import Scenario, parameters
+
+NAME = "compass_gait"
+GRAVITY = 9.81
+#: The journal's contact letters by the walker's link names.
+FEET = {"leg_leading": "A", "leg_trailing": "B"}
+
+DEFAULTS: dict[str, Any] = {
+    "leg_rate": 0.25,  # both legs' angular rate before the impact [rad/s]
+    "duration": 0.5,  # simulated time [s]
+    "time_step": 1.0 / 240.0,  # Bullet's fixed time step [s]
+}
+
+
+def foot_label(client: int, body: int, contact: Contact) -> str:
+    """``"A"``/``"B"`` by the walker's link in contact (other links by name)."""
+    link = contact.link_a if contact.body_a == body else contact.link_b
+    name = p.getJointInfo(body, link, physicsClientId=client)[12].decode() if link >= 0 else "hip"
+    return FEET.get(name, name)
+
+
+def build(client: int, **params: Any) -> Scenario:
+    """The walker at the journal's impact configuration and velocity, gravity on."""
+    params = parameters(NAME, params)
+    if params["leg_rate"] <= 0.0:
+        raise ValueError(f"parameter 'leg_rate' must be > 0 (A must fall), got {params['leg_rate']!r}")
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setTimeStep(params["time_step"], physicsClientId=client)
+    example = planar.compass_gait(leg_rate=params["leg_rate"])
+    world = load_planar_example(client, NAME, configuration=example.configuration, velocity=example.v_minus)
+    (walker,) = world.bodies
+    return Scenario(
+        name=NAME,
+        client=client,
+        bodies={"walker": walker},
+        duration=params["duration"],
+        law=RouthImpact(example.step, example.max_steps),
+        description=(__doc__ or "").strip().splitlines()[0],
+        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
+        label_contact=lambda contact: foot_label(client, walker, contact),
+        extra={"ground": world.ground, "example": example},
+    )
+
+
+if __name__ == "__main__":
+    from bullet_setimpact.scenario import run_standalone
+
+    run_standalone("compass_gait")

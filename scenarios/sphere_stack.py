@@ -1,0 +1,96 @@
+"""Sphere stack: a free sphere falls onto two resting spheres, five contacts at once (3D disk stack).
+
+The free 3D twin of journal Fig. 14: three ``urdf/stack_sphere.urdf`` spheres (R = 1 m,
+1 kg, solid: I = 0.4) centred at (0, 0, 1), (2, 0, 1) and (1, 0, 1 + sqrt 3): the bottom
+two rest on the box ground touching each other, the top one sits ``gap`` above its contact
+with both and falls at ``speed`` (default: touching, the journal's impact state, resolved
+at t = 0).  Every contact has mu = sqrt 3 (the ground's friction is set to 3^(1/4) to match
+the spheres').  Nothing holds the spheres in the x-z plane: out-of-plane impulses may
+appear, and the top sphere's perch on the two is unstable along y.
+
+The law is ``RouthImpact("auto", 20)``: the journal's h = 1 N s belongs to its planar
+disks; ``"auto"`` scales h to the impulse that stops a single contact alone, and N = 20
+(twice the journal's) leaves room for five spatial contacts.
+
+Measures: contacts A (left sphere-ground), B (right sphere-ground), C (top-left),
+D (top-right) and E (left-right): their post-impact normal and tangential velocities (rest,
+or the tower coming apart: a bottom sphere rolling away or lifting), the kinetic energy at
+every event, and the spheres' final positions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from bullet_setimpact import RouthImpact
+from bullet_setimpact.bullet.contacts import Contact
+from bullet_setimpact.bullet.examples import urdf_path
+from bullet_setimpact.scenario import Scenario, parameters
+
+NAME = "sphere_stack"
+GRAVITY = 9.81
+RADIUS = 1.0
+#: The journal's contact letters by the unordered pair of bodies in contact.
+PAIRS = {
+    frozenset({"left", "ground"}): "A",
+    frozenset({"right", "ground"}): "B",
+    frozenset({"top", "left"}): "C",
+    frozenset({"top", "right"}): "D",
+    frozenset({"left", "right"}): "E",
+}
+
+DEFAULTS: dict[str, Any] = {
+    "speed": 1.0,  # top sphere's falling speed at the start [m/s]
+    "gap": 0.0,  # extra height of the top sphere above contact [m]
+    "duration": 1.0,  # simulated time [s]
+    "time_step": 1.0 / 240.0,  # Bullet's fixed time step [s]
+}
+
+
+def pair_label(names: dict[int, str], contact: Contact) -> str:
+    """``"A"``..``"E"`` by the pair of bodies in contact, else ``"<body>-<body>"``."""
+    pair = (names.get(contact.body_a, str(contact.body_a)), names.get(contact.body_b, str(contact.body_b)))
+    return PAIRS.get(frozenset(pair), "-".join(sorted(pair)))
+
+
+def build(client: int, **params: Any) -> Scenario:
+    """The three spheres, the top one ``gap`` above contact falling at ``speed``, gravity on."""
+    params = parameters(NAME, params)
+    if params["speed"] < 0.0 or params["gap"] < 0.0 or (params["speed"] == 0.0 and params["gap"] == 0.0):
+        raise ValueError(f"parameters 'speed' and 'gap' must be >= 0 and not both 0, got {params['speed']!r} and {params['gap']!r}")
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setTimeStep(params["time_step"], physicsClientId=client)
+    ground = p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    p.changeDynamics(ground, -1, lateralFriction=3**0.25, physicsClientId=client)  # x 3^(1/4) = sqrt 3
+    centres = {
+        "left": [0.0, 0.0, RADIUS],
+        "right": [2.0 * RADIUS, 0.0, RADIUS],
+        "top": [RADIUS, 0.0, RADIUS * (1.0 + np.sqrt(3.0)) + params["gap"]],
+    }
+    bodies = {}
+    for name, centre in centres.items():
+        body = p.loadURDF(urdf_path("stack_sphere.urdf"), centre, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+        p.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+        bodies[name] = body
+    p.resetBaseVelocity(bodies["top"], [0.0, 0.0, -params["speed"]], [0.0, 0.0, 0.0], physicsClientId=client)
+    names = {body: name for name, body in bodies.items()} | {ground: "ground"}
+    return Scenario(
+        name=NAME,
+        client=client,
+        bodies=bodies,
+        duration=params["duration"],
+        law=RouthImpact("auto", 20),
+        description=(__doc__ or "").strip().splitlines()[0],
+        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
+        label_contact=lambda contact: pair_label(names, contact),
+        extra={"ground": ground},
+    )
+
+
+if __name__ == "__main__":
+    from bullet_setimpact.scenario import run_standalone
+
+    run_standalone("sphere_stack")
