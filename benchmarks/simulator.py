@@ -81,8 +81,14 @@ def rocking_block(client: int) -> None:
 def quadruped(client: int) -> None:
     p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
     robot = p.loadURDF("a1/a1.urdf", [0, 0, 0.45], physicsClientId=client)
-    joints = [j for j in range(p.getNumJoints(robot, physicsClientId=client)) if p.getJointInfo(robot, j, physicsClientId=client)[2] != p.JOINT_FIXED]
-    p.setJointMotorControlArray(robot, joints, p.POSITION_CONTROL, targetPositions=[0.0, 0.9, -1.8] * 4, forces=[30.0] * len(joints), physicsClientId=client)
+    joints = [
+        j
+        for j in range(p.getNumJoints(robot, physicsClientId=client))
+        if p.getJointInfo(robot, j, physicsClientId=client)[2] != p.JOINT_FIXED
+    ]
+    p.setJointMotorControlArray(
+        robot, joints, p.POSITION_CONTROL, targetPositions=[0.0, 0.9, -1.8] * 4, forces=[30.0] * len(joints), physicsClientId=client
+    )
     for joint, angle in zip(joints, [0.0, 0.9, -1.8] * 4, strict=True):
         p.resetJointState(robot, joint, angle, physicsClientId=client)
 
@@ -90,7 +96,10 @@ def quadruped(client: int) -> None:
 def main() -> None:
     try:
         bullet, simulator = free_flight()
-        print(f"free flight, humanoid: p.stepSimulation {bullet:.1f} us, sim.step {simulator:.1f} us, ratio {simulator / bullet:.2f} (target <= 1.3)")
+        print(
+            f"free flight, humanoid: p.stepSimulation {bullet:.1f} us, sim.step {simulator:.1f} us, "
+            f"ratio {simulator / bullet:.2f} (target <= 1.3)"
+        )
     except ValueError as exc:
         print(f"free flight, humanoid: not measurable ({exc})")
     block = event_steps(rocking_block, drops=40, steps=60)

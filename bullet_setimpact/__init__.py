@@ -34,6 +34,6 @@ __all__ = [
     "SequentialImpact",
     "SetImpactError",
     "SetImpactWarning",
-    "planar",
     "__version__",
+    "planar",
 ]

@@ -94,7 +94,9 @@ def _plot_outcome_set(path: Path, example: planar.Example, velocities: np.ndarra
     rng = np.random.default_rng(seed)
     paths = [law.resolve(example.problem, example.v_minus, rng=rng).path for _ in range(FIGURE_PATHS)]
     sequential = {
-        "".join(example.contact_names[i] for i in order[:2]) + "...": SequentialImpact(list(order)).resolve(example.problem, example.v_minus).v_plus
+        "".join(example.contact_names[i] for i in order[:2]) + "...": SequentialImpact(list(order))
+        .resolve(example.problem, example.v_minus)
+        .v_plus
         for order in example.sequential_orders
     }
     data = OutcomeFigureData(
@@ -183,7 +185,9 @@ def render_command(args: argparse.Namespace) -> None:
     """Render one rollout of a scenario to a GIF or a PNG strip."""
     from .render import render
 
-    events = render(args.name, args.out, seed=args.seed, law=args.law, params=_params(args.param), duration=args.duration, frames=args.frames)
+    events = render(
+        args.name, args.out, seed=args.seed, law=args.law, params=_params(args.param), duration=args.duration, frames=args.frames
+    )
     print(f"{args.name}: rollout with seed {args.seed} rendered to {args.out} ({events} impact events)")
 
 

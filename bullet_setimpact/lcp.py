@@ -248,9 +248,7 @@ def _follow_path(W: np.ndarray, tableau: np.ndarray, basic: np.ndarray, row: int
         row = _min_ratio_row(tableau, candidates, column, basic)
 
 
-def _solution_from_tableau(
-    W: np.ndarray, w: np.ndarray, tableau: np.ndarray, basic: np.ndarray, pivots: int, tol: float
-) -> LCPSolution:
+def _solution_from_tableau(W: np.ndarray, w: np.ndarray, tableau: np.ndarray, basic: np.ndarray, pivots: int, tol: float) -> LCPSolution:
     """The complementary solution of a final tableau, with ``B^-1`` reordered by pair."""
     n = basic.shape[0]
     basis = np.zeros(n, dtype=bool)
@@ -260,9 +258,7 @@ def _solution_from_tableau(
     return _checked_solution(W, w, basis, tableau[pair_row, 1:], pivots, tol)
 
 
-def _checked_solution(
-    W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inverse: np.ndarray, pivots: int, tol: float
-) -> LCPSolution:
+def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inverse: np.ndarray, pivots: int, tol: float) -> LCPSolution:
     """The basic solution of a complementary basis, residual-checked.
 
     The tableau's ``B^-1`` is used first; if its accumulated round-off breaks the residual,
@@ -356,9 +352,7 @@ class LemkeSolver:
         self.rhs_map = np.eye(self.W.shape[0]) if self.rhs_map is None else np.asarray(self.rhs_map, dtype=float)
         self._sparsify = np.asarray(self.sparsify, dtype=int)
 
-    def solve(
-        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None
-    ) -> np.ndarray:
+    def solve(self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None) -> np.ndarray:
         """Solve every row of ``u`` (shape ``(S, p)``); returns ``z`` with shape ``(S, n)``.
 
         ``switchable`` (shape ``(S, len(sparsify))``, default all True) says which
@@ -441,9 +435,7 @@ class BatchedLCPSolver:
         """The cached complementary bases, most-hit first."""
         return [entry.basis for entry in self._cache]
 
-    def solve(
-        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None
-    ) -> np.ndarray:
+    def solve(self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None) -> np.ndarray:
         """Solve the batch; returns ``z`` with shape ``(S, n)`` (``u`` has shape ``(S, p)``).
 
         ``explore`` samples also go to Lemke; ``switchable`` (shape ``(S, len(sparsify))``,

@@ -133,7 +133,7 @@ def contact_rows(normal: np.ndarray, relative_jacobian: np.ndarray) -> tuple[np.
     return normal @ relative_jacobian, tangent @ relative_jacobian
 
 
-def _problem(rows: Sequence[tuple[np.ndarray, np.ndarray]], M: np.ndarray, mu: float | Sequence[float]) -> ImpactProblem:
+def _problem(rows: Sequence[tuple[np.ndarray, np.ndarray]], M: np.ndarray, mu: float) -> ImpactProblem:
     Jn = np.array([row[0] for row in rows])
     Jt = np.array([row[1] for row in rows])[:, None, :]
     return ImpactProblem(M, Jn, Jt, mu)

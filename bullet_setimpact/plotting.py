@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen before pyplot is imported)
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from .problem import ImpactProblem  # noqa: E402
-from .rollouts import RolloutResults  # noqa: E402
+from .problem import ImpactProblem
+from .rollouts import RolloutResults
 
 SEQUENTIAL_COLORS = ("tab:red", "gold", "tab:orange", "tab:brown")
 
@@ -61,7 +61,8 @@ def outcome_set_figure(data: OutcomeFigureData, path: str | None = None, dpi: in
     panels = _panels(data)
     figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.2), squeeze=False, constrained_layout=True)
     for ax, (title, x_axis, y_axis) in zip(axes[0], panels, strict=True):
-        def xy(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+
+        def xy(v: np.ndarray, x_axis: tuple[int, str] = x_axis, y_axis: tuple[int, str] = y_axis) -> tuple[np.ndarray, np.ndarray]:
             return _component(data.problem, v, x_axis), _component(data.problem, v, y_axis)
 
         for index, trajectory in enumerate(data.paths):
@@ -141,7 +142,9 @@ def rollouts_figure(results: RolloutResults, path: str | None = None, dpi: int =
     energy.set_title(f"rollout {record.index}: {len(record.events)} impacts")
     energy.legend(fontsize=8)
     energy.grid(alpha=0.3)
-    figure.suptitle(f"{results.config.get('scenario', '')}: Monte Carlo over the outcome set (law {results.config.get('law') or 'scenario default'})")
+    figure.suptitle(
+        f"{results.config.get('scenario', '')}: Monte Carlo over the outcome set (law {results.config.get('law') or 'scenario default'})"
+    )
     if path is not None:
         figure.savefig(path, dpi=dpi)
     return figure

@@ -235,9 +235,12 @@ class ImpactProblem:
         """Contact sliding velocities ``Jt v``; shape ``(..., m, 1 or 2)``."""
         return np.einsum("idv,...v->...id", self.Jt, np.asarray(v, dtype=float))
 
-    def colliding(self, v: np.ndarray, tol: float = COLLISION_TOL) -> np.ndarray | bool:
-        """Whether any contact has ``Jn_i v < -tol`` (``v`` in the colliding set, eq. 28)."""
-        return np.any(self.normal_velocities(v) < -tol, axis=-1)
+    def colliding(self, v: np.ndarray, tol: float = COLLISION_TOL) -> np.ndarray:
+        """Whether any contact has ``Jn_i v < -tol`` (``v`` in the colliding set, eq. 28).
+
+        A boolean array over ``v``'s leading dimensions (0-d for one velocity).
+        """
+        return np.asarray(np.any(self.normal_velocities(v) < -tol, axis=-1))
 
     def impulse_velocity_change(self, lambda_bar: np.ndarray) -> np.ndarray:
         """``M^-1 Jbar^T lambda_bar`` for impulses ``[lambda_n; lambda_D]`` of shape ``(..., m (k+1))``."""

@@ -52,7 +52,7 @@ def render(
         world = build(scenario, client, resolved)
         simulator = ImpactSimulator(make_law(law, world), client, seed=np.random.SeedSequence(seed).spawn(1)[0])
         dt = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
-        steps = max(1, int(round((duration if duration is not None else world.duration) / dt)))
+        steps = max(1, round((duration if duration is not None else world.duration) / dt))
         capture = set(np.linspace(0, steps - 1, min(frames, steps)).round().astype(int))
         target = np.array(p.getBasePositionAndOrientation(next(iter(world.bodies.values())), physicsClientId=client)[0])
         images = []

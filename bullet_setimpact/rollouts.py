@@ -158,11 +158,30 @@ class RolloutRecord:
         meta = json.loads(str(arrays["meta"]))
         events = []
         for i, scalars in enumerate(meta["events"]):
-            vectors = {key: np.asarray(arrays[f"event{i}.{key}"]) for key in ("v_minus", "v_plus", "normal_before", "normal_after", "slip_after")}
-            events.append(EventRecord(**{**scalars, "labels": tuple(scalars["labels"]), "coordinates": tuple(scalars["coordinates"])}, **vectors))
+            vectors = {
+                key: np.asarray(arrays[f"event{i}.{key}"]) for key in ("v_minus", "v_plus", "normal_before", "normal_after", "slip_after")
+            }
+            events.append(
+                EventRecord(
+                    time=float(scalars["time"]),
+                    labels=tuple(scalars["labels"]),
+                    coordinates=tuple(scalars["coordinates"]),
+                    energy_before=float(scalars["energy_before"]),
+                    energy_after=float(scalars["energy_after"]),
+                    steps=int(scalars["steps"]),
+                    law=str(scalars["law"]),
+                    **vectors,
+                )
+            )
         final = {key[len("final.") :]: np.asarray(value) for key, value in arrays.items() if key.startswith("final.")}
         return cls(
-            meta["index"], tuple(events), final, np.asarray(arrays["energy_time"]), np.asarray(arrays["energy"]), meta["wall_time"], meta["simulation_time"]
+            meta["index"],
+            tuple(events),
+            final,
+            np.asarray(arrays["energy_time"]),
+            np.asarray(arrays["energy"]),
+            meta["wall_time"],
+            meta["simulation_time"],
         )
 
 
@@ -200,7 +219,7 @@ def run_rollout(task: RolloutTask) -> RolloutRecord:
     scenario = build(task.scenario, client, task.params)
     simulator = ImpactSimulator(make_law(task.law, scenario), client, seed=task.seed)
     dt = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
-    steps = max(1, int(round((task.duration if task.duration is not None else scenario.duration) / dt)))
+    steps = max(1, round((task.duration if task.duration is not None else scenario.duration) / dt))
     every = max(1, steps // ENERGY_SAMPLES)
     model = simulator.world.restrict([body for body in scenario.bodies.values() if body not in simulator.world.static_bodies])
     energy_time, energy, events = [], [], []
@@ -265,9 +284,11 @@ class RolloutResults:
 
     def report(self) -> str:
         """A short text summary (the CLI prints it)."""
+        counts = [len(record.events) for record in self.records]
+        law = self.config.get("law") or "scenario default"
         lines = [
-            f"{self.config.get('scenario', '?')}: {len(self.records)} rollouts, law {self.config.get('law') or 'scenario default'}, seed {self.config.get('seed', '?')}",
-            f"  impacts: {sum(len(r.events) for r in self.records)} in all, {np.mean([len(r.events) for r in self.records]):.1f} per rollout",
+            f"{self.config.get('scenario', '?')}: {len(self.records)} rollouts, law {law}, seed {self.config.get('seed', '?')}",
+            f"  impacts: {sum(counts)} in all, {np.mean(counts):.1f} per rollout",
             f"  outcome classes of the first impact (lift off: vn > {LIFT_THRESHOLD} m/s; slide: |vt| > {SLIDE_THRESHOLD} m/s):",
         ]
         for outcome, count in self.outcome_counts().most_common():
@@ -304,7 +325,9 @@ class RolloutResults:
             raise ImportError("RolloutResults.to_dataframe needs pandas: pip install pandas") from exc
         rows = []
         for index, event in self.events:
-            for label, vn0, vn1, slip, kind in zip(event.labels, event.normal_before, event.normal_after, event.slip_after, event.classes, strict=True):
+            for label, vn0, vn1, slip, kind in zip(
+                event.labels, event.normal_before, event.normal_after, event.slip_after, event.classes, strict=True
+            ):
                 rows.append(
                     {
                         "rollout": index,
@@ -329,7 +352,7 @@ def _atomic_savez(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".npz.partial", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **arrays)
+            np.savez(stream, **arrays)  # type: ignore[arg-type]  # keys are array names, never savez's allow_pickle
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
@@ -364,7 +387,9 @@ class RolloutStore:
             try:
                 stored = json.loads(manifest.read_text())
             except (OSError, json.JSONDecodeError) as exc:
-                raise ValueError(f"results directory {str(directory)!r} has an unreadable run.json ({exc}); move it away or pick another out") from None
+                raise ValueError(
+                    f"results directory {str(directory)!r} has an unreadable run.json ({exc}); move it away or pick another out"
+                ) from None
             if resume:
                 for key in ("scenario", "params", "law", "seed", "duration", "version"):
                     if stored.get(key) != config.get(key):
@@ -505,9 +530,9 @@ def _execute(tasks: list[RolloutTask], executor: Executor | str | None, workers:
             yield run_rollout(task)
         return
     if isinstance(executor, Executor):
-        futures = [executor.submit(run_rollout, task) for task in tasks]
-        for future in as_completed(futures):
-            yield future.result()
+        submitted = [executor.submit(run_rollout, task) for task in tasks]
+        for done in as_completed(submitted):
+            yield done.result()
         return
     if executor is not None:
         raise ValueError(f"executor must be a concurrent.futures.Executor, 'serial' or None, got {executor!r}")

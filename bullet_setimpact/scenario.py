@@ -82,7 +82,11 @@ class Scenario:
             state[f"{name}.orientation"] = np.array(orientation)
             state[f"{name}.linear_velocity"] = np.array(linear)
             state[f"{name}.angular_velocity"] = np.array(angular)
-            joints = [j for j in range(p.getNumJoints(body, physicsClientId=self.client)) if p.getJointInfo(body, j, physicsClientId=self.client)[2] != p.JOINT_FIXED]
+            joints = [
+                j
+                for j in range(p.getNumJoints(body, physicsClientId=self.client))
+                if p.getJointInfo(body, j, physicsClientId=self.client)[2] != p.JOINT_FIXED
+            ]
             if joints:
                 states = p.getJointStatesMultiDof(body, joints, physicsClientId=self.client)
                 state[f"{name}.joint_positions"] = np.concatenate([np.atleast_1d(s[0]) for s in states])

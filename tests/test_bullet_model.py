@@ -394,7 +394,7 @@ def test_pybullet_local_position_is_joint_origin_along_inertial_axes(client, urd
         assert abs(inertial[3]) < 0.99  # the inertial frame really is turned
         _, com_velocity, _, _ = link_motion(client, body, link, False)
 
-        def velocity(local):
+        def velocity(local, link=link):  # type: ignore[no-untyped-def]  # test helper bound to this link
             jacobian = np.asarray(p.calculateJacobian(body, link, list(local), q, [0.0, 0.0], [0.0, 0.0], physicsClientId=client)[0])
             return frame @ jacobian @ bullet_v
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pybullet as p
@@ -195,7 +196,11 @@ def test_floating_base_robot_drop(client: int, urdf: str, position: list[float])
     p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
     p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
     robot = p.loadURDF(urdf, position, physicsClientId=client)
-    joints = [j for j in range(p.getNumJoints(robot, physicsClientId=client)) if p.getJointInfo(robot, j, physicsClientId=client)[2] != p.JOINT_FIXED]
+    joints = [
+        j
+        for j in range(p.getNumJoints(robot, physicsClientId=client))
+        if p.getJointInfo(robot, j, physicsClientId=client)[2] != p.JOINT_FIXED
+    ]
     p.setJointMotorControlArray(robot, joints, p.VELOCITY_CONTROL, forces=[0.0] * len(joints), physicsClientId=client)
     sim = ImpactSimulator(RouthImpact("auto", 50), client, seed=0)
     finder = ContactFinder(client, [robot], 1e-4)
@@ -288,16 +293,16 @@ def test_bad_input_is_named(client: int) -> None:
         ImpactSimulator(AnitescuPotraImpact(), client + 100)
 
 
-def test_unsupported_joint_is_named(client: int, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_unsupported_joint_is_named(client: int, tmp_path: Path) -> None:
     """A planar joint is not supported: the error names the body and the joint."""
+    inertial = '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
     urdf = tmp_path / "planar_joint.urdf"
     urdf.write_text(
-        """<robot name="flat"><link name="base"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
-        <link name="puck"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+        f"""<robot name="flat"><link name="base">{inertial}</link><link name="puck">{inertial}</link>
         <joint name="slide" type="planar"><parent link="base"/><child link="puck"/><axis xyz="0 0 1"/></joint></robot>"""
     )
     p.loadURDF(str(urdf), physicsClientId=client)
-    with pytest.raises(ValueError, match="planar joint .*slide"):
+    with pytest.raises(ValueError, match=r"planar joint .*slide"):
         ImpactSimulator(AnitescuPotraImpact(), client)
 
 

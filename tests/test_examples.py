@@ -242,7 +242,9 @@ def test_examples_are_built_from_the_stated_geometry(examples) -> None:
     np.testing.assert_allclose(compass.problem.normal_velocities(compass.v_minus), [-0.4891, 0.0], atol=1e-4)
     box = examples["box_wall"]
     np.testing.assert_allclose(box.configuration, [-0.5792, 0.5792, np.deg2rad(-10.0)], atol=1e-4)
-    corner_a, _ = planar.planar_point(box.configuration, 0, [planar.body_offset(np.array([0.4056, -0.5792]), np.array([0, 0, 1.0]), box.configuration)])
+    corner_a, _ = planar.planar_point(
+        box.configuration, 0, [planar.body_offset(np.array([0.4056, -0.5792]), np.array([0, 0, 1.0]), box.configuration)]
+    )
     np.testing.assert_allclose(corner_a, [-0.1736, 0.0], atol=1e-4)
     ramone = examples["ramone"]
     assert np.rad2deg(ramone.configuration[6]) == pytest.approx(-92.48, abs=0.01)  # Table 7 truncates -92.486

@@ -10,8 +10,8 @@ import pytest
 
 from bullet_setimpact import PlasticImpact, PropagativeImpact
 from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
-from bullet_setimpact.bullet.simulator import ImpactSimulator, external_force
 from bullet_setimpact.bullet.model import WorldModel
+from bullet_setimpact.bullet.simulator import ImpactSimulator, external_force
 
 
 @pytest.fixture

@@ -42,9 +42,11 @@ def test_same_seed_same_results_on_every_executor() -> None:
     serial = monte_carlo(SCENARIO, 6, seed=3, executor="serial", params=FAST)
     pooled = monte_carlo(SCENARIO, 6, seed=3, workers=2, params=FAST)
     _same(serial, pooled)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as client:
-            dask = monte_carlo(SCENARIO, 6, seed=3, executor=client.get_executor(), params=FAST)
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        dask = monte_carlo(SCENARIO, 6, seed=3, executor=client.get_executor(), params=FAST)
     _same(serial, dask)
     other = monte_carlo(SCENARIO, 6, seed=4, executor="serial", params=FAST)
     assert any(not np.array_equal(x.events[0].v_plus, y.events[0].v_plus) for x, y in zip(serial.records, other.records, strict=True))
@@ -112,12 +114,12 @@ def test_corrupted_file_is_redone_and_foreign_directories_refused(tmp_path: Path
     broken.write_bytes(broken.read_bytes()[:100])  # truncated: not a valid archive
     again = monte_carlo(SCENARIO, 4, seed=2, out=out, params=FAST, executor="serial")
     _same(first, again)
-    with pytest.raises(ValueError, match="different run .*seed"):
+    with pytest.raises(ValueError, match=r"different run .*seed"):
         monte_carlo(SCENARIO, 4, seed=9, out=out, params=FAST, executor="serial")
-    with pytest.raises(ValueError, match="different run .*params"):
+    with pytest.raises(ValueError, match=r"different run .*params"):
         monte_carlo(SCENARIO, 4, seed=2, out=out, params={"duration": 0.2}, executor="serial")
     (out / "run.json").write_text("{not json")
-    with pytest.raises(ValueError, match="unreadable run.json"):
+    with pytest.raises(ValueError, match=r"unreadable run\.json"):
         monte_carlo(SCENARIO, 4, seed=2, out=out, params=FAST, executor="serial")
 
 
@@ -200,10 +202,30 @@ def test_figures_are_written_and_show_the_data(tmp_path: Path) -> None:
 
 
 def test_cli_run_and_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", SCENARIO, "--rollouts", "4", "--workers", "1", "--param", "duration=0.15", "--out", str(tmp_path / "out"), "--plot", str(tmp_path / "mc.png")]) == 0
+    assert (
+        main(
+            [
+                "run",
+                SCENARIO,
+                "--rollouts",
+                "4",
+                "--workers",
+                "1",
+                "--param",
+                "duration=0.15",
+                "--out",
+                str(tmp_path / "out"),
+                "--plot",
+                str(tmp_path / "mc.png"),
+            ]
+        )
+        == 0
+    )
     assert "4 rollouts" in capsys.readouterr().out
     assert (tmp_path / "mc.png").stat().st_size > 10_000
-    assert main(["render", SCENARIO, "--out", str(tmp_path / "drop.gif"), "--duration", "0.5", "--frames", "4", "--param", "height=0.3"]) == 0
+    assert (
+        main(["render", SCENARIO, "--out", str(tmp_path / "drop.gif"), "--duration", "0.5", "--frames", "4", "--param", "height=0.3"]) == 0
+    )
     from PIL import Image
 
     with Image.open(tmp_path / "drop.gif") as gif:  # Pillow merges identical frames, adding their durations

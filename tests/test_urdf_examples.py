@@ -173,7 +173,7 @@ def test_planar_box_corners_jacobian_does_not_depend_on_depth(client):
     configuration = WorldModel(client).configuration()
     corner = world(case.contacts[0].point)
     for depth in (-0.25, 0.25):
-        shifted = configuration.point_jacobian(body, 2, corner + [0.0, depth, 0.0])
+        shifted = configuration.point_jacobian(body, 2, corner + np.array([0.0, depth, 0.0]))
         np.testing.assert_allclose(shifted, configuration.point_jacobian(body, 2, corner), rtol=0, atol=1e-15)
 
 
@@ -213,7 +213,7 @@ def test_sphere_collision_touches_at_the_contact_points(client, name):
         link_b = -1 if contact.b is None else contact.link_b
         points = p.getClosestPoints(bodies[contact.a], other, 1e-3, contact.link_a, link_b, physicsClientId=client)
         assert len(points) == 1
-        _, _, _, _, _, on_a, on_b, normal_on_b, distance, *_ = points[0]
+        _, _, _, _, _, on_a, _on_b, normal_on_b, distance, *_ = points[0]
         assert distance == pytest.approx(0.0, abs=1e-9)
         np.testing.assert_allclose(on_a, world(contact.point), rtol=0, atol=1e-9)
         np.testing.assert_allclose(normal_on_b, world(contact.normal), rtol=0, atol=1e-9)

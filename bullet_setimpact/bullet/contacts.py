@@ -298,13 +298,15 @@ class ContactFinder:
             indices = np.arange(len(local))
         vertices = local[indices] @ rotation.T + origin
         s_origin, s_rotation = self._inertial_pose(body_s, link_s)
-        rows: tuple[list, list, list, list, list] = ([], [], [], [], [])
+        rows: tuple[list, list, list, list] = ([], [], [], [])
+        geometries: list[int] = []
         for shape in self._link_shapes(body_s, link_s):
             centre = s_origin + s_rotation @ shape.position
             gaps, normals = self._vertex_distances(vertices, shape, centre, s_rotation @ shape.rotation, body_s, link_s)
-            for column, values in zip(rows, (vertices, gaps, normals, indices, [shape.geometry] * len(indices)), strict=True):
+            for column, values in zip(rows, (vertices, gaps, normals, indices), strict=True):
                 column.append(values)
-        return np.vstack(rows[0]), np.concatenate(rows[1]), np.vstack(rows[2]), np.concatenate(rows[3]), sum(rows[4], [])
+            geometries.extend([shape.geometry] * len(indices))
+        return np.vstack(rows[0]), np.concatenate(rows[1]), np.vstack(rows[2]), np.concatenate(rows[3]), geometries
 
     def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
         """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""

@@ -201,9 +201,7 @@ def jacobians(tree: Tree, positions: np.ndarray, rotations: np.ndarray) -> tuple
     return linear * mask, axes * mask
 
 
-def mass_matrix(
-    linear: np.ndarray, angular: np.ndarray, rotations: np.ndarray, masses: np.ndarray, inertias: np.ndarray
-) -> np.ndarray:
+def mass_matrix(linear: np.ndarray, angular: np.ndarray, rotations: np.ndarray, masses: np.ndarray, inertias: np.ndarray) -> np.ndarray:
     """``sum_k m_k J_v,k^T J_v,k + J_omega,k^T R_k diag(I_k) R_k^T J_omega,k`` (symmetric).
 
     ``masses (n + 1,)`` and ``inertias (n + 1, 3)`` are ``getDynamicsInfo``'s mass and local

@@ -467,6 +467,7 @@ class Configuration:
             dynamics = [p.getDynamicsInfo(body.body, link, physicsClientId=client) for link in range(-1, body.num_links)]
             masses = np.array([info[0] for info in dynamics])
             inertias = np.array([info[2] for info in dynamics])
+            assert pose.frames is not None
             return kinematics.mass_matrix(*self._tree_jacobians(body), pose.frames[1], masses, inertias)
         M = np.asarray(p.calculateMassMatrix(body.body, pose.joints, physicsClientId=client))
         if body.floating:
@@ -476,7 +477,10 @@ class Configuration:
     def _tree_jacobians(self, body: BodyModel) -> tuple[np.ndarray, np.ndarray]:
         """``kinematics.jacobians`` of a body with a tree: ``J_v, J_omega``, shape ``(n + 1, 3, nv_body)``."""
         if body.body not in self._trees:
-            self._trees[body.body] = kinematics.jacobians(body.tree, *self._poses[body.body].frames)
+            assert body.tree is not None, "only bodies with a kinematic tree take this path"
+            frames = self._poses[body.body].frames
+            assert frames is not None
+            self._trees[body.body] = kinematics.jacobians(body.tree, *frames)
         return self._trees[body.body]
 
     def _link_jacobians(self, body: BodyModel, link: int) -> tuple[np.ndarray, np.ndarray]:
@@ -487,6 +491,7 @@ class Configuration:
             pose = self._poses[body.body]
             if body.tree is not None:
                 linear, angular = self._tree_jacobians(body)
+                assert pose.frames is not None
                 com = pose.frames[0][link + 1]
                 jacobian = np.concatenate((linear[link + 1], angular[link + 1]))
             elif link == -1 or not body.joints:  # the base, or a link welded to a free base

@@ -51,7 +51,7 @@ LOOKAHEAD = 0.1
 ENERGY_TOL = 1e-9
 
 
-class ImpactFailure(SetImpactError):
+class ImpactFailure(SetImpactError):  # noqa: N818  (a failed impact, not a program error; the name reads as the event)
     """A law's outcome failed the checks; nothing was written back."""
 
 
@@ -129,8 +129,7 @@ def contact_problem(
     normals = np.array([contact.normal for contact in contacts])
     jacobians = np.array(
         [
-            configuration.point_jacobian(c.body_a, c.link_a, c.position_a)
-            - configuration.point_jacobian(c.body_b, c.link_b, c.position_b)
+            configuration.point_jacobian(c.body_a, c.link_a, c.position_a) - configuration.point_jacobian(c.body_b, c.link_b, c.position_b)
             for c in contacts
         ]
     )
@@ -206,7 +205,7 @@ class ImpactSimulator:
         self,
         law: Any,
         client: int = 0,
-        seed: None | int | np.random.SeedSequence = None,
+        seed: int | np.random.SeedSequence | None = None,
         contact_tolerance: float = 1e-4,
         impact_velocity_threshold: float = 1e-3,
         bodies: Any = None,
@@ -299,7 +298,8 @@ class ImpactSimulator:
             ]
         if bad:
             raise ValueError(
-                f"bodies {bad} have NaN or inf positions or velocities at t = {self.time:.6f} s (set with resetBaseVelocity or resetJointState?)"
+                f"bodies {bad} have NaN or inf positions or velocities at t = {self.time:.6f} s "
+                "(set with resetBaseVelocity or resetJointState?)"
             )
         return snapshot
 
@@ -328,7 +328,11 @@ class ImpactSimulator:
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
             return duration, []
         if snapshot is None:  # arrived from beyond the lookahead within one step: resolve here
-            logger.warning("a contact arrived from beyond %.3f m within one step at t = %.6f s; resolved at the step's end", LOOKAHEAD, start_time + duration)
+            logger.warning(
+                "a contact arrived from beyond %.3f m within one step at t = %.6f s; resolved at the step's end",
+                LOOKAHEAD,
+                start_time + duration,
+            )
             return duration, self._resolve_and_track(start_time + duration)
         far = 10.0 * self.contact_tolerance
         end_gap = max(min(self.finder.feature_gaps(features, far).values()), -far)
@@ -426,7 +430,10 @@ class ImpactSimulator:
             problem, cluster = contact_problem(cluster, model, self.friction_directions)
             v_minus = model.velocity()
             if not np.all(np.isfinite(v_minus)):
-                raise ValueError(f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; was it set with resetBaseVelocity or resetJointState?")
+                raise ValueError(
+                    f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; "
+                    "was it set with resetBaseVelocity or resetJointState?"
+                )
             if not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):
                 continue
             result, law_name, failure = self._checked_outcome(problem, v_minus, model)

@@ -71,7 +71,7 @@ def contact_modes(directions: int, spatial: bool) -> list[_ContactMode]:
         _ContactMode("separate", zero_z=(0, *friction), zero_y=(gamma,)),
         _ContactMode("stick", zero_z=(gamma,), zero_y=(0, *friction)),
     ]
-    active_sets = [(j,) for j in range(k)]
+    active_sets: list[tuple[int, ...]] = [(j,) for j in range(k)]
     if spatial:
         active_sets += [(j, (j + 1) % k) for j in range(k)]
     for active in active_sets:

@@ -291,9 +291,7 @@ class _ModeTable:
             lambda_t = np.zeros((m, self.problem.Jt.shape[1]))
             lambda_n[contact] = impulse[rows[0]]
             lambda_t[contact, : len(rows) - 1] = impulse[rows[1:]]
-            self._admissible[key] = bool(lambda_n[contact] >= -CONE_TOL) and self.problem.in_friction_cone(
-                lambda_n, lambda_t, tol=CONE_TOL
-            )
+            self._admissible[key] = bool(lambda_n[contact] >= -CONE_TOL) and self.problem.in_friction_cone(lambda_n, lambda_t, tol=CONE_TOL)
         return self._admissible[key]
 
     def solutions(self, scope: tuple[int, ...], required: tuple[int, ...], pseudo: bool) -> tuple[tuple[int, ...], ...]:
@@ -327,4 +325,3 @@ def _termination(problem: ImpactProblem, v_plus: np.ndarray, scope: tuple[int, .
             "reset: a new impact (Johnson et al., footnote 18)"
         )
     return True, ""
-

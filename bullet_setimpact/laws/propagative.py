@@ -130,9 +130,7 @@ class PropagativeImpact(ImpactLaw):
         normal = alpha * lambda_e + (1.0 - alpha) * lambda_p
         return LawOutcome(np.array([v_minus, v_plus]), normal, friction, not problem.colliding(v_plus), info=info)
 
-    def _reflect(
-        self, problem: ImpactProblem, v: np.ndarray, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    def _reflect(self, problem: ImpactProblem, v: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
         """Elastic reflections (eq. 14) until feasible or capped: ``(path, lambda_n, sequence)``."""
         m = problem.contacts
         effective = np.diag(problem.delassus)[:m]  # u_i M^-1 u_i^T

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 from scipy.stats import qmc
@@ -172,6 +173,31 @@ class RouthImpact(ImpactLaw):
             terminated=terminated,
             message="" if terminated else f"still colliding after max_steps={self.max_steps} steps",
         )
+
+    @overload
+    def outcome_set(
+        self,
+        problem: ImpactProblem,
+        v_minus: np.ndarray,
+        samples: int,
+        rng: RandomLike = ...,
+        eps: float | None = ...,
+        sampler: str = ...,
+        full_output: Literal[False] = ...,
+    ) -> np.ndarray: ...
+
+    @overload
+    def outcome_set(
+        self,
+        problem: ImpactProblem,
+        v_minus: np.ndarray,
+        samples: int,
+        rng: RandomLike = ...,
+        eps: float | None = ...,
+        sampler: str = ...,
+        *,
+        full_output: Literal[True],
+    ) -> OutcomeSet: ...
 
     def outcome_set(
         self,
