@@ -15,7 +15,6 @@ the shipped URDFs use boxes and spheres.
 
 from __future__ import annotations
 
-import logging
 import warnings
 from dataclasses import dataclass
 from itertools import combinations
@@ -24,8 +23,6 @@ import numpy as np
 import pybullet as p
 
 from ..errors import ManifoldCompletionWarning
-
-logger = logging.getLogger("bullet_setimpact")
 
 #: Bullet clamps the product of the two lateral frictions to this (btManifoldResult).
 MAX_COMBINED_FRICTION = 10.0
