@@ -20,7 +20,7 @@ import pybullet as p
 import pybullet_data
 
 from bullet_setimpact import RouthImpact
-from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
+from bullet_setimpact.bullet.examples import load_planar_example, load_static
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 
 
@@ -39,7 +39,7 @@ def free_flight(steps: int = 3000) -> tuple[float, float]:
     clients, steppers = [], []
     for mode in ("bullet", "simulator"):
         client = _world()
-        p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+        load_static(client)
         p.loadURDF("humanoid/humanoid.urdf", [0, 0, 10000], physicsClientId=client)
         p.setGravity(0, 0, 0, physicsClientId=client)
         if mode == "simulator":
@@ -79,7 +79,7 @@ def rocking_block(client: int) -> None:
 
 
 def quadruped(client: int) -> None:
-    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    load_static(client)
     robot = p.loadURDF("a1/a1.urdf", [0, 0, 0.45], physicsClientId=client)
     joints = [
         j

@@ -6,37 +6,37 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from . import planar
 from .errors import SamplesDroppedWarning, SetImpactError
+from .files import atomic_write
 from .laws import AnitescuPotraImpact, RouthImpact, SequentialImpact
 
 #: Resolve-paths drawn in light gray on outcome-set figures.
 FIGURE_PATHS = 150
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _integer_at_least(minimum: int, what: str) -> Callable[[str], int]:
+    """An argparse ``type``: an integer >= ``minimum``, refused naming ``what`` was expected."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    return parse
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
+_positive_int = _integer_at_least(1, "a positive integer")
+_non_negative_int = _integer_at_least(0, "a non-negative integer")
 
 
 def outcome_set_command(args: argparse.Namespace) -> None:
@@ -70,10 +70,7 @@ def outcome_set_command(args: argparse.Namespace) -> None:
 
 def _save_outcome_set(path: Path, example: planar.Example, velocities: np.ndarray, args: argparse.Namespace) -> None:
     problem = example.problem
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".partial.npz")
-    np.savez_compressed(
-        temporary,
+    arrays = dict(
         velocities=velocities,
         normal_velocities=problem.normal_velocities(velocities),
         tangential_velocities=problem.tangential_velocities(velocities),
@@ -84,7 +81,7 @@ def _save_outcome_set(path: Path, example: planar.Example, velocities: np.ndarra
         samples=args.samples or example.samples,
         sampler=args.sampler,
     )
-    temporary.replace(path)
+    atomic_write(path, lambda stream: np.savez_compressed(stream, **arrays))
 
 
 def _plot_outcome_set(path: Path, example: planar.Example, velocities: np.ndarray, seed: int) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import pybullet as p
 
 from .bullet.simulator import ImpactSimulator
+from .files import atomic_write
 from .laws import ImpactLaw
 from .rollouts import DEFAULT_TIME_STEP
 from .scenario import build, make_law, parameters
@@ -77,13 +78,12 @@ def _camera_image(client: int, target: np.ndarray, size: tuple[int, int]) -> np.
 def _write_frames(out: Path, images: list[np.ndarray], seconds_per_frame: float) -> None:
     from PIL import Image
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = out.with_name(f".{out.name}.partial{out.suffix}")
     if out.suffix.lower() == ".gif":
         pictures = [Image.fromarray(image) for image in images]
         duration = max(20, 10 * round(100 * seconds_per_frame))  # GIF stores centiseconds
-        pictures[0].save(temporary, save_all=True, append_images=pictures[1:], duration=duration, loop=0)
+        atomic_write(
+            out, lambda stream: pictures[0].save(stream, "GIF", save_all=True, append_images=pictures[1:], duration=duration, loop=0)
+        )
     else:
         shown = images[:: max(1, len(images) // 8)][:8]
-        Image.fromarray(np.concatenate(shown, axis=1)).save(temporary)
-    temporary.replace(out)
+        atomic_write(out, lambda stream: Image.fromarray(np.concatenate(shown, axis=1)).save(stream, "PNG"))

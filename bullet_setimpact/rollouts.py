@@ -19,7 +19,6 @@ import logging
 import multiprocessing
 import os
 import sys
-import tempfile
 import time
 import zipfile
 from collections import Counter
@@ -35,6 +34,7 @@ import pybullet as p
 
 from . import __version__
 from .bullet.simulator import ImpactEvent, ImpactSimulator
+from .files import atomic_write
 from .laws import ImpactLaw
 from .scenario import Scenario, build, make_law, parameters
 
@@ -347,32 +347,11 @@ class RolloutResults:
 
 # --------------------------------------------------------------------------- storage
 def _atomic_savez(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
-    """``np.savez`` to a temporary file in the same directory, then rename over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".npz.partial", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **arrays)  # type: ignore[arg-type]  # keys are array names, never savez's allow_pickle
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda stream: np.savez(stream, **arrays))  # type: ignore[arg-type]  # keys are array names
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda stream: stream.write(text.encode()))
 
 
 class RolloutStore:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -21,12 +21,18 @@ from typing import Any
 
 import numpy as np
 import pybullet as p
+import pybullet_data
 
 from .bullet.contacts import Contact
+from .bullet.examples import ExampleWorld, load_static
 from .laws import LAWS, AnitescuPotraImpact, ImpactLaw, PlasticImpact, PropagativeImpact, RouthImpact, SequentialImpact
 
 #: The project's scenario scripts (``scenarios/`` at the repository root).
 SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+#: Parameters every scenario may have that must be positive (seconds).
+POSITIVE_PARAMETERS = frozenset({"duration", "time_step"})
+#: Gravitational acceleration of every scenario [m/s^2] (the journal's g).
+GRAVITY = 9.81
 
 
 @dataclass
@@ -94,6 +100,71 @@ class Scenario:
         return state
 
 
+def describe(docstring: str | None) -> dict[str, str]:
+    """``description`` (first line) and ``measures`` (the "Measures:" paragraph, one line) of a
+    scenario script's docstring, as keyword arguments of :class:`Scenario`."""
+    text = (docstring or "").strip()
+    if "Measures:" not in text:
+        raise ValueError("a scenario script's docstring must have a 'Measures:' paragraph")
+    measures = text.split("Measures:", 1)[1].split("\n\n", 1)[0]
+    return {"description": text.splitlines()[0], "measures": " ".join(measures.split())}
+
+
+def setup_physics(client: int, time_step: float) -> None:
+    """Gravity ``-GRAVITY`` along z and Bullet's fixed time step [s]."""
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setTimeStep(time_step, physicsClientId=client)
+
+
+def raise_body(client: int, body: int, height: float) -> None:
+    """Move ``body``'s base up by ``height`` [m] (down if negative), keeping its orientation."""
+    position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+    p.resetBasePositionAndOrientation(body, [position[0], position[1], position[2] + height], orientation, physicsClientId=client)
+
+
+def planar_scenario(
+    name: str,
+    client: int,
+    world: ExampleWorld,
+    body_names: Sequence[str],
+    duration: float,
+    docstring: str | None,
+    label_contact: Callable[[Contact], str],
+) -> Scenario:
+    """A scenario on a journal example's planar world (:func:`load_planar_example`), under the
+    journal's law for that example (Tables 4-8: step h and N).  ``extra`` holds the ground,
+    the wall (if any) and the closed-form example."""
+    statics = {"ground": world.ground} | ({} if world.wall is None else {"wall": world.wall})
+    return Scenario(
+        name=name,
+        client=client,
+        bodies=dict(zip(body_names, world.bodies, strict=True)),
+        duration=duration,
+        law=RouthImpact(world.example.step, world.example.max_steps),
+        **describe(docstring),
+        label_contact=label_contact,
+        extra=statics | {"example": world.example},
+    )
+
+
+def setup_robot_drop(client: int, params: Mapping[str, Any]) -> int:
+    """Shared start of the legged-robot drops: checks ``height`` >= 0 and positive
+    ``position_gain``, ``velocity_gain`` and ``torque_scale``, sets gravity and the time step,
+    adds ``pybullet_data``'s search path and loads the box ground, whose id it returns."""
+    for key in ("position_gain", "velocity_gain", "torque_scale"):
+        require(params, key, params[key] > 0.0, "> 0")
+    require(params, "height", params["height"] >= 0.0, ">= 0 m")
+    setup_physics(client, params["time_step"])
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
+    return load_static(client)
+
+
+def require(params: Mapping[str, Any], key: str, valid: bool, expected: str) -> None:
+    """``ValueError`` naming parameter ``key``, its value and ``expected`` unless ``valid``."""
+    if not valid:
+        raise ValueError(f"parameter {key!r} must be {expected}, got {params[key]!r}")
+
+
 def available() -> dict[str, str]:
     """Scenario names and their one-line descriptions."""
     return {path.stem: _first_line(path) for path in sorted(SCENARIO_DIR.glob("*.py")) if not path.stem.startswith("_")}
@@ -130,7 +201,8 @@ def parameters(name: str, overrides: Mapping[str, Any] | None = None) -> dict[st
     Raises
     ------
     ValueError
-        Naming an unknown parameter (and the known ones) or a value of the wrong type.
+        Naming an unknown parameter (and the known ones), a value of the wrong type, or a
+        ``duration`` or ``time_step`` that is not positive.
     """
     defaults = dict(load(name).DEFAULTS)
     result = dict(defaults)
@@ -138,6 +210,8 @@ def parameters(name: str, overrides: Mapping[str, Any] | None = None) -> dict[st
         if key not in defaults:
             raise ValueError(f"scenario {name!r} has no parameter {key!r}; expected one of {sorted(defaults)}")
         result[key] = coerce(key, value, defaults[key])
+    for key in POSITIVE_PARAMETERS & result.keys():
+        require(result, key, result[key] > 0.0, "> 0 s")
     return result
 
 

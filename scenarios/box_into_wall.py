@@ -25,11 +25,11 @@ import pybullet as p
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
-from bullet_setimpact.bullet.examples import urdf_path
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.bullet.examples import load_static, urdf_path
+from bullet_setimpact.labels import in_link_frame
+from bullet_setimpact.scenario import Scenario, describe, parameters, require, setup_physics
 
 NAME = "box_into_wall"
-GRAVITY = 9.81
 HALF = 0.5
 
 DEFAULTS: dict[str, Any] = {
@@ -40,16 +40,11 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _local(client: int, box: int, point: np.ndarray) -> np.ndarray:
-    origin, orientation = p.getBasePositionAndOrientation(box, physicsClientId=client)
-    return np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3).T @ (np.asarray(point) - np.array(origin))
-
-
 def corner_label(client: int, box: int, wall: int, edges: dict[tuple[int, int], str], contact: Contact) -> str:
     """``A-``/``A+`` for edge A's corners on the floor, ``B-``/``B+`` for edge B's on the wall,
     else ``"<surface>:corner(sx,sy,sz)"`` (box-frame signs)."""
-    point, other = (contact.position_a, contact.body_b) if contact.body_a == box else (contact.position_b, contact.body_a)
-    signs = tuple(int(s) for s in np.where(_local(client, box, point) < 0.0, -1, 1))
+    _, point, other = contact.side(box)
+    signs = tuple(int(s) for s in np.where(in_link_frame(client, box, -1, point) < 0.0, -1, 1))
     surface = "wall" if other == wall else "floor"
     letter = edges.get((signs[0], signs[2]), "")
     if (letter, surface) in (("A", "floor"), ("B", "wall")):
@@ -60,14 +55,11 @@ def corner_label(client: int, box: int, wall: int, edges: dict[tuple[int, int], 
 def build(client: int, **params: Any) -> Scenario:
     """The cube touching floor and wall, moving into the wall, gravity on."""
     params = parameters(NAME, params)
-    if params["speed"] <= 0.0:
-        raise ValueError(f"parameter 'speed' must be > 0 (towards the wall), got {params['speed']!r}")
-    if not 0.0 < params["angle_deg"] < 45.0:
-        raise ValueError(f"parameter 'angle_deg' must be in (0, 45) deg, got {params['angle_deg']!r}")
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
-    ground = p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
-    wall = p.loadURDF(urdf_path("wall_box.urdf"), useFixedBase=True, physicsClientId=client)
+    require(params, "speed", params["speed"] > 0.0, "> 0 m/s (towards the wall)")
+    require(params, "angle_deg", 0.0 < params["angle_deg"] < 45.0, "in (0, 45) deg")
+    setup_physics(client, params["time_step"])
+    ground = load_static(client)
+    wall = load_static(client, "wall_box.urdf")
     orientation = p.getQuaternionFromAxisAngle([0.0, 1.0, 0.0], np.deg2rad(params["angle_deg"]))
     rotation = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
     edges_local = {(sx, sz): rotation @ np.array([sx, 0.0, sz]) * HALF for sx in (-1, 1) for sz in (-1, 1)}
@@ -84,8 +76,7 @@ def build(client: int, **params: Any) -> Scenario:
         bodies={"box": box},
         duration=params["duration"],
         law=RouthImpact("auto", 20),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
+        **describe(__doc__),
         label_contact=lambda contact: corner_label(client, box, wall, edges, contact),
         extra={"ground": ground, "wall": wall},
     )

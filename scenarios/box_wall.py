@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from bullet_setimpact import RouthImpact, planar
+from bullet_setimpact import planar
 from bullet_setimpact.bullet.contacts import Contact
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.labels import in_link_frame
+from bullet_setimpact.scenario import Scenario, parameters, planar_scenario, require, setup_physics
 
 NAME = "box_wall"
-GRAVITY = 9.81
 #: Link of the box in the planar URDF (after the x and z sliders).
 BOX_LINK = 2
 
@@ -39,15 +39,13 @@ DEFAULTS: dict[str, Any] = {
 
 def _corner(client: int, body: int, point: np.ndarray) -> tuple[int, int]:
     """Signs of the box corner nearest ``point``, in the box frame (x, z)."""
-    origin, orientation = p.getLinkState(body, BOX_LINK, computeForwardKinematics=True, physicsClientId=client)[:2]
-    local = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3).T @ (np.asarray(point) - np.array(origin))
+    local = in_link_frame(client, body, BOX_LINK, point)
     return int(np.sign(local[0]) or 1), int(np.sign(local[2]) or 1)
 
 
 def corner_label(client: int, box: int, wall: int, corners: dict[tuple[int, int], str], contact: Contact) -> str:
     """``"A"`` for corner A on the floor, ``"B"`` for corner B on the wall, else ``"<surface>:<corner>"``."""
-    mine_a = contact.body_a == box
-    point, other = (contact.position_a, contact.body_b) if mine_a else (contact.position_b, contact.body_a)
+    _, point, other = contact.side(box)
     surface = "wall" if other == wall else "floor"
     corner = _corner(client, box, point)
     letter = corners.get(corner, "")
@@ -59,10 +57,8 @@ def corner_label(client: int, box: int, wall: int, corners: dict[tuple[int, int]
 def build(client: int, **params: Any) -> Scenario:
     """The box at the journal's impact configuration moving into the wall, gravity on."""
     params = parameters(NAME, params)
-    if params["speed"] <= 0.0:
-        raise ValueError(f"parameter 'speed' must be > 0 (towards the wall), got {params['speed']!r}")
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
+    require(params, "speed", params["speed"] > 0.0, "> 0 m/s (towards the wall)")
+    setup_physics(client, params["time_step"])
     example = planar.box_wall(speed=params["speed"])
     world = load_planar_example(client, NAME, configuration=example.configuration, velocity=example.v_minus)
     (box,) = world.bodies
@@ -75,16 +71,8 @@ def build(client: int, **params: Any) -> Scenario:
                 0.5 * np.array([sx, 0.0, sz])
             )
     corners = {min(points, key=lambda k: points[k][2]): "A", max(points, key=lambda k: points[k][0]): "B"}
-    return Scenario(
-        name=NAME,
-        client=client,
-        bodies={"box": box},
-        duration=params["duration"],
-        law=RouthImpact(example.step, example.max_steps),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
-        label_contact=lambda contact: corner_label(client, box, world.wall, corners, contact),
-        extra={"ground": world.ground, "wall": world.wall, "example": example},
+    return planar_scenario(
+        NAME, client, world, ["box"], params["duration"], __doc__, lambda contact: corner_label(client, box, world.wall, corners, contact)
     )
 
 

@@ -16,23 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pybullet as p
-
-from bullet_setimpact import RouthImpact, planar
-from bullet_setimpact.bullet.contacts import Contact
+from bullet_setimpact import planar
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.labels import DISK_STACK_LETTERS, pair_label
+from bullet_setimpact.scenario import Scenario, parameters, planar_scenario, require, setup_physics
 
 NAME = "disk_stack"
-GRAVITY = 9.81
-#: The journal's contact letters by the unordered pair of bodies in contact.
-PAIRS = {
-    frozenset({"left", "ground"}): "A",
-    frozenset({"right", "ground"}): "B",
-    frozenset({"top", "left"}): "C",
-    frozenset({"top", "right"}): "D",
-    frozenset({"left", "right"}): "E",
-}
 
 DEFAULTS: dict[str, Any] = {
     "speed": 1.0,  # top disk's falling speed before the impact [m/s]
@@ -41,33 +30,17 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def pair_label(names: dict[int, str], contact: Contact) -> str:
-    """``"A"``..``"E"`` by the pair of bodies in contact, else ``"<body>-<body>"``."""
-    pair = (names.get(contact.body_a, str(contact.body_a)), names.get(contact.body_b, str(contact.body_b)))
-    return PAIRS.get(frozenset(pair), "-".join(sorted(pair)))
-
-
 def build(client: int, **params: Any) -> Scenario:
     """The three disks at the journal's impact configuration, top one falling, gravity on."""
     params = parameters(NAME, params)
-    if params["speed"] <= 0.0:
-        raise ValueError(f"parameter 'speed' must be > 0 (the top disk must fall), got {params['speed']!r}")
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
+    require(params, "speed", params["speed"] > 0.0, "> 0 m/s (the top disk must fall)")
+    setup_physics(client, params["time_step"])
     example = planar.disk_stack(speed=params["speed"])
     world = load_planar_example(client, NAME, configuration=example.configuration, velocity=example.v_minus)
-    bodies = dict(zip(("left", "right", "top"), world.bodies, strict=True))
-    names = {body: name for name, body in bodies.items()} | {world.ground: "ground"}
-    return Scenario(
-        name=NAME,
-        client=client,
-        bodies=bodies,
-        duration=params["duration"],
-        law=RouthImpact(example.step, example.max_steps),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
-        label_contact=lambda contact: pair_label(names, contact),
-        extra={"ground": world.ground, "example": example},
+    body_names = ("left", "right", "top")
+    names = dict(zip(world.bodies, body_names, strict=True)) | {world.ground: "ground"}
+    return planar_scenario(
+        NAME, client, world, body_names, params["duration"], __doc__, lambda contact: pair_label(names, DISK_STACK_LETTERS, contact)
     )
 
 

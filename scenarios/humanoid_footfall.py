@@ -30,15 +30,13 @@ from typing import Any
 
 import numpy as np
 import pybullet as p
-import pybullet_data
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
-from bullet_setimpact.bullet.examples import urdf_path
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.labels import in_link_frame, link_label
+from bullet_setimpact.scenario import Scenario, describe, parameters, raise_body, setup_robot_drop
 
 NAME = "humanoid_footfall"
-GRAVITY = 9.81
 URDF = "humanoid/humanoid.urdf"
 SCALE = 0.25
 #: DeepMimic's motor force limits by joint name [N m] (``humanoid_stable_pd.py``).
@@ -78,11 +76,10 @@ def contact_label(client: int, robot: int, foot_links: dict[int, str], contact: 
 
     Heel/toe: the corner's side along the foot's long axis (the URDF's x, forward);
     in/out: towards or away from the body's midline (the URDF's z, lateral)."""
-    link, point = (contact.link_a, contact.position_a) if contact.body_a == robot else (contact.link_b, contact.position_b)
+    link, point, _ = contact.side(robot)
     if link not in foot_links:
-        return p.getJointInfo(robot, link, physicsClientId=client)[12].decode() if link >= 0 else "base"
-    centre, rotation = _link_frame(client, robot, link)
-    local = rotation.T @ (np.asarray(point) - centre)  # inertial frame = URDF axes (no rotation)
+        return link_label(client, robot, contact)
+    local = in_link_frame(client, robot, link, point)  # inertial frame = URDF axes (no rotation)
     name = foot_links[link]
     outward = local[2] > 0.0 if name.startswith("right") else local[2] < 0.0
     return f"{name}:{'toe' if local[0] > 0.0 else 'heel'}-{'out' if outward else 'in'}"
@@ -91,15 +88,7 @@ def contact_label(client: int, robot: int, foot_links: dict[int, str], contact: 
 def build(client: int, **params: Any) -> Scenario:
     """The humanoid standing upright, soles ``height`` above the ground, motors holding the zero posture."""
     params = parameters(NAME, params)
-    for key in ("position_gain", "velocity_gain", "torque_scale"):
-        if params[key] <= 0.0:
-            raise ValueError(f"parameter {key!r} must be > 0, got {params[key]!r}")
-    if params["height"] < 0.0:
-        raise ValueError(f"parameter 'height' must be >= 0, got {params['height']!r}")
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
-    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
-    ground = p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    ground = setup_robot_drop(client, params)
     upright = p.getQuaternionFromEuler([np.pi / 2.0, 0.0, 0.0])  # the URDF's +y up -> world +z
     robot = p.loadURDF(URDF, [0.0, 0.0, 2.0], upright, globalScaling=SCALE, flags=p.URDF_MAINTAIN_LINK_ORDER, physicsClientId=client)
     names = {j: p.getJointInfo(robot, j, physicsClientId=client)[1].decode() for j in range(p.getNumJoints(robot, physicsClientId=client))}
@@ -113,10 +102,7 @@ def build(client: int, **params: Any) -> Scenario:
         offset, orientation = np.array(shape[5]), np.array(p.getMatrixFromQuaternion(shape[6])).reshape(3, 3)
         corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * half
         lowest = min(lowest, float((centre + (offset + corners @ orientation.T) @ rotation.T)[:, 2].min()))
-    position, orientation = p.getBasePositionAndOrientation(robot, physicsClientId=client)  # shift only
-    p.resetBasePositionAndOrientation(
-        robot, [position[0], position[1], position[2] - lowest + params["height"]], orientation, physicsClientId=client
-    )
+    raise_body(client, robot, params["height"] - lowest)
     gains = {"positionGain": params["position_gain"], "velocityGain": params["velocity_gain"]}
     for joint, name in names.items():
         kind = p.getJointInfo(robot, joint, physicsClientId=client)[2]
@@ -140,8 +126,7 @@ def build(client: int, **params: Any) -> Scenario:
         bodies={"humanoid": robot},
         duration=params["duration"],
         law=RouthImpact("auto", 100),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
+        **describe(__doc__),
         label_contact=lambda contact: contact_label(client, robot, foot_links, contact),
         extra={"ground": ground, "feet": tuple(foot_links)},
     )

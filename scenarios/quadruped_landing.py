@@ -25,15 +25,12 @@ from __future__ import annotations
 from typing import Any
 
 import pybullet as p
-import pybullet_data
 
 from bullet_setimpact import RouthImpact
-from bullet_setimpact.bullet.contacts import Contact
-from bullet_setimpact.bullet.examples import urdf_path
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.labels import link_label
+from bullet_setimpact.scenario import Scenario, describe, parameters, raise_body, setup_robot_drop
 
 NAME = "quadruped_landing"
-GRAVITY = 9.81
 URDF = "a1/a1.urdf"
 FOOT_RADIUS = 0.02
 
@@ -50,24 +47,10 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def link_label(client: int, robot: int, contact: Contact) -> str:
-    """The robot's link in contact, by name (``"trunk"`` for the base)."""
-    link = contact.link_a if contact.body_a == robot else contact.link_b
-    return p.getJointInfo(robot, link, physicsClientId=client)[12].decode() if link >= 0 else "trunk"
-
-
 def build(client: int, **params: Any) -> Scenario:
     """The A1 in its standing posture, feet ``height`` above the ground, motors holding the joints."""
     params = parameters(NAME, params)
-    for key in ("position_gain", "velocity_gain", "torque_scale"):
-        if params[key] <= 0.0:
-            raise ValueError(f"parameter {key!r} must be > 0, got {params[key]!r}")
-    if params["height"] < 0.0:
-        raise ValueError(f"parameter 'height' must be >= 0, got {params['height']!r}")
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
-    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
-    ground = p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    ground = setup_robot_drop(client, params)
     robot = p.loadURDF(URDF, [0.0, 0.0, 1.0], flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
     joints, targets, forces = [], [], []
     posture = {"hip": params["hip"], "upper": params["thigh"], "lower": params["calf"]}
@@ -94,10 +77,7 @@ def build(client: int, **params: Any) -> Scenario:
     lowest = min(p.getLinkState(robot, foot, computeForwardKinematics=True, physicsClientId=client)[0][2] for foot in feet) - FOOT_RADIUS
     # shift only: the base's pose is its inertial frame's, which the file's inertia tensor turns
     # slightly (Bullet diagonalizes it); the loaded orientation keeps the URDF frame level
-    position, orientation = p.getBasePositionAndOrientation(robot, physicsClientId=client)
-    p.resetBasePositionAndOrientation(
-        robot, [position[0], position[1], position[2] - lowest + params["height"]], orientation, physicsClientId=client
-    )
+    raise_body(client, robot, params["height"] - lowest)
     p.setJointMotorControlArray(
         robot,
         joints,
@@ -114,9 +94,8 @@ def build(client: int, **params: Any) -> Scenario:
         bodies={"a1": robot},
         duration=params["duration"],
         law=RouthImpact("auto", 20),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
-        label_contact=lambda contact: link_label(client, robot, contact),
+        **describe(__doc__),
+        label_contact=lambda contact: link_label(client, robot, contact, base="trunk"),
         extra={"ground": ground, "feet": tuple(feet), "joints": tuple(joints), "targets": tuple(targets)},
     )
 

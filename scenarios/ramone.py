@@ -19,15 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pybullet as p
-
-from bullet_setimpact import RouthImpact, planar
-from bullet_setimpact.bullet.contacts import Contact
+from bullet_setimpact import planar
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.labels import link_label
+from bullet_setimpact.scenario import Scenario, parameters, planar_scenario, require, setup_physics
 
 NAME = "ramone"
-GRAVITY = 9.81
 #: The journal's contact letters by the robot's link names (the feet are on the shanks).
 FEET = {"shank_leading": "A", "shank_trailing": "B"}
 
@@ -38,33 +35,16 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def foot_label(client: int, body: int, contact: Contact) -> str:
-    """``"A"``/``"B"`` by the robot's link in contact (other links by name)."""
-    link = contact.link_a if contact.body_a == body else contact.link_b
-    name = p.getJointInfo(body, link, physicsClientId=client)[12].decode() if link >= 0 else "base"
-    return FEET.get(name, name)
-
-
 def build(client: int, **params: Any) -> Scenario:
     """RAMone at the journal's impact configuration and velocity, gravity on."""
     params = parameters(NAME, params)
-    if params["pitch_rate"] <= 0.0:
-        raise ValueError(f"parameter 'pitch_rate' must be > 0 (A must fall), got {params['pitch_rate']!r}")
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
+    require(params, "pitch_rate", params["pitch_rate"] > 0.0, "> 0 rad/s (A must fall)")
+    setup_physics(client, params["time_step"])
     example = planar.ramone(pitch_rate=params["pitch_rate"])
     world = load_planar_example(client, NAME, configuration=example.configuration, velocity=example.v_minus)
     (robot,) = world.bodies
-    return Scenario(
-        name=NAME,
-        client=client,
-        bodies={"ramone": robot},
-        duration=params["duration"],
-        law=RouthImpact(example.step, example.max_steps),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
-        label_contact=lambda contact: foot_label(client, robot, contact),
-        extra={"ground": world.ground, "example": example},
+    return planar_scenario(
+        NAME, client, world, ["ramone"], params["duration"], __doc__, lambda contact: link_label(client, robot, contact, FEET)
     )
 
 

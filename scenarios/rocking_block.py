@@ -18,17 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pybullet as p
 
-from bullet_setimpact import RouthImpact
-from bullet_setimpact.bullet.contacts import Contact
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.labels import bottom_corner_label
+from bullet_setimpact.scenario import Scenario, parameters, planar_scenario, require, setup_physics
 
 NAME = "rocking_block"
 #: Link of the block in the planar URDF (after the x and z sliders).
 BLOCK_LINK = 2
-GRAVITY = 9.81
 
 DEFAULTS: dict[str, Any] = {
     "height": 0.01,  # drop height of the bottom face [m]
@@ -37,35 +34,15 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def corner_label(client: int, body: int, contact: Contact) -> str:
-    """``"A"``/``"B"`` for the block's left/right bottom corner (block frame), else the corner's side."""
-    point = contact.position_a if contact.body_a == body else contact.position_b
-    origin, orientation = p.getLinkState(body, BLOCK_LINK, computeForwardKinematics=True, physicsClientId=client)[:2]
-    local = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3).T @ (np.asarray(point) - np.array(origin))
-    side = "A" if local[0] < 0.0 else "B"
-    return side if local[2] < 0.0 else f"top-{'left' if side == 'A' else 'right'}"
-
-
 def build(client: int, **params: Any) -> Scenario:
     """The block at rest ``height`` above the ground, gravity on, Bullet time step set."""
     params = parameters(NAME, params)
-    if params["height"] < 0.0:
-        raise ValueError(f"parameter 'height' must be >= 0, got {params['height']!r}")
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
+    require(params, "height", params["height"] >= 0.0, ">= 0 m")
+    setup_physics(client, params["time_step"])
     world = load_planar_example(client, NAME, configuration=np.array([0.0, 1.0 + params["height"], 0.0]), velocity=np.zeros(3))
-    example = world.example
     (block,) = world.bodies
-    return Scenario(
-        name=NAME,
-        client=client,
-        bodies={"block": block},
-        duration=params["duration"],
-        law=RouthImpact(example.step, example.max_steps),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
-        label_contact=lambda contact: corner_label(client, block, contact),
-        extra={"ground": world.ground, "example": example},
+    return planar_scenario(
+        NAME, client, world, ["block"], params["duration"], __doc__, lambda contact: bottom_corner_label(client, block, BLOCK_LINK, contact)
     )
 
 

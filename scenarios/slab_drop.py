@@ -27,11 +27,11 @@ import pybullet as p
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
-from bullet_setimpact.bullet.examples import urdf_path
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.bullet.examples import load_static, urdf_path
+from bullet_setimpact.labels import in_link_frame
+from bullet_setimpact.scenario import Scenario, describe, parameters, require, setup_physics
 
 NAME = "slab_drop"
-GRAVITY = 9.81
 HALF_EXTENTS = np.array([0.5, 0.25, 1.0])
 
 DEFAULTS: dict[str, Any] = {
@@ -44,9 +44,7 @@ DEFAULTS: dict[str, Any] = {
 
 def corner_label(client: int, slab: int, contact: Contact) -> str:
     """``A-``/``A+``/``B-``/``B+`` for the bottom corners (x side letter, y side sign), ``top...`` above."""
-    point = contact.position_a if contact.body_a == slab else contact.position_b
-    origin, orientation = p.getBasePositionAndOrientation(slab, physicsClientId=client)
-    local = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3).T @ (np.asarray(point) - np.array(origin))
+    local = in_link_frame(client, slab, -1, contact.side(slab)[1])
     label = ("A" if local[0] < 0.0 else "B") + ("-" if local[1] < 0.0 else "+")
     return label if local[2] < 0.0 else f"top{label}"
 
@@ -54,13 +52,10 @@ def corner_label(client: int, slab: int, contact: Contact) -> str:
 def build(client: int, **params: Any) -> Scenario:
     """The slab at rest, lowest corner ``height`` above the box ground, gravity on."""
     params = parameters(NAME, params)
-    if params["height"] < 0.0:
-        raise ValueError(f"parameter 'height' must be >= 0, got {params['height']!r}")
-    if abs(params["tilt"]) >= np.pi / 4:
-        raise ValueError(f"parameter 'tilt' must be a small angle (|tilt| < pi/4 rad), got {params['tilt']!r}")
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
-    ground = p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    require(params, "height", params["height"] >= 0.0, ">= 0 m")
+    require(params, "tilt", abs(params["tilt"]) < np.pi / 4, "a small angle (|tilt| < pi/4 rad)")
+    setup_physics(client, params["time_step"])
+    ground = load_static(client)
     orientation = p.getQuaternionFromAxisAngle([0.0, -1.0, 0.0], params["tilt"])
     rotation = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
     corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * HALF_EXTENTS
@@ -75,8 +70,7 @@ def build(client: int, **params: Any) -> Scenario:
         bodies={"slab": slab},
         duration=params["duration"],
         law=RouthImpact("auto", 20),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
+        **describe(__doc__),
         label_contact=lambda contact: corner_label(client, slab, contact),
         extra={"ground": ground},
     )

@@ -26,21 +26,12 @@ import numpy as np
 import pybullet as p
 
 from bullet_setimpact import RouthImpact
-from bullet_setimpact.bullet.contacts import Contact
-from bullet_setimpact.bullet.examples import urdf_path
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.bullet.examples import load_static, urdf_path
+from bullet_setimpact.labels import DISK_STACK_LETTERS, pair_label
+from bullet_setimpact.scenario import Scenario, describe, parameters, require, setup_physics
 
 NAME = "sphere_stack"
-GRAVITY = 9.81
 RADIUS = 1.0
-#: The journal's contact letters by the unordered pair of bodies in contact.
-PAIRS = {
-    frozenset({"left", "ground"}): "A",
-    frozenset({"right", "ground"}): "B",
-    frozenset({"top", "left"}): "C",
-    frozenset({"top", "right"}): "D",
-    frozenset({"left", "right"}): "E",
-}
 
 DEFAULTS: dict[str, Any] = {
     "speed": 1.0,  # top sphere's falling speed at the start [m/s]
@@ -50,20 +41,13 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def pair_label(names: dict[int, str], contact: Contact) -> str:
-    """``"A"``..``"E"`` by the pair of bodies in contact, else ``"<body>-<body>"``."""
-    pair = (names.get(contact.body_a, str(contact.body_a)), names.get(contact.body_b, str(contact.body_b)))
-    return PAIRS.get(frozenset(pair), "-".join(sorted(pair)))
-
-
 def build(client: int, **params: Any) -> Scenario:
     """The three spheres, the top one ``gap`` above contact falling at ``speed``, gravity on."""
     params = parameters(NAME, params)
-    if params["speed"] < 0.0 or params["gap"] < 0.0 or (params["speed"] == 0.0 and params["gap"] == 0.0):
-        raise ValueError(f"parameters 'speed' and 'gap' must be >= 0 and not both 0, got {params['speed']!r} and {params['gap']!r}")
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
-    ground = p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    require(params, "gap", params["gap"] >= 0.0, ">= 0 m")
+    require(params, "speed", params["speed"] > 0.0 or (params["speed"] == 0.0 and params["gap"] > 0.0), "> 0 m/s (or 0 with gap > 0)")
+    setup_physics(client, params["time_step"])
+    ground = load_static(client)
     p.changeDynamics(ground, -1, lateralFriction=3**0.25, physicsClientId=client)  # x 3^(1/4) = sqrt 3
     centres = {
         "left": [0.0, 0.0, RADIUS],
@@ -83,9 +67,8 @@ def build(client: int, **params: Any) -> Scenario:
         bodies=bodies,
         duration=params["duration"],
         law=RouthImpact("auto", 20),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
-        label_contact=lambda contact: pair_label(names, contact),
+        **describe(__doc__),
+        label_contact=lambda contact: pair_label(names, DISK_STACK_LETTERS, contact),
         extra={"ground": ground},
     )
 

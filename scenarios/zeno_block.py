@@ -26,15 +26,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pybullet as p
 
-from bullet_setimpact import RouthImpact
-from bullet_setimpact.bullet.contacts import Contact
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.scenario import Scenario, parameters
+from bullet_setimpact.labels import bottom_corner_label
+from bullet_setimpact.scenario import GRAVITY, Scenario, parameters, planar_scenario, require, setup_physics
 
 NAME = "zeno_block"
-GRAVITY = 9.81
 #: Link of the block in the planar URDF (after the x and z sliders).
 BLOCK_LINK = 2
 WIDTH, HEIGHT = 1.0, 2.0
@@ -46,15 +43,6 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def corner_label(client: int, body: int, contact: Contact) -> str:
-    """``"A"``/``"B"`` for the block's left/right bottom corner (block frame), else the corner's side."""
-    point = contact.position_a if contact.body_a == body else contact.position_b
-    origin, orientation = p.getLinkState(body, BLOCK_LINK, computeForwardKinematics=True, physicsClientId=client)[:2]
-    local = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3).T @ (np.asarray(point) - np.array(origin))
-    side = "A" if local[0] < 0.0 else "B"
-    return side if local[2] < 0.0 else f"top-{'left' if side == 'A' else 'right'}"
-
-
 def build(client: int, **params: Any) -> Scenario:
     """The block flat on the ground, pivoting about A at ``rate``, gravity on."""
     params = parameters(NAME, params)
@@ -64,26 +52,14 @@ def build(client: int, **params: Any) -> Scenario:
     # the potential-energy hump m g (|r| - h/2).
     inertia_about_a = (WIDTH**2 + HEIGHT**2) / 12.0 + (WIDTH**2 + HEIGHT**2) / 4.0
     hump = GRAVITY * (np.hypot(WIDTH, HEIGHT) / 2.0 - HEIGHT / 2.0)
-    if not 0.0 < rate < np.sqrt(2.0 * hump / inertia_about_a):
-        raise ValueError(
-            f"parameter 'rate' must be in (0, {np.sqrt(2.0 * hump / inertia_about_a):.3f}) rad/s so the block falls back, got {rate!r}"
-        )
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(params["time_step"], physicsClientId=client)
+    limit = np.sqrt(2.0 * hump / inertia_about_a)
+    require(params, "rate", 0.0 < rate < limit, f"in (0, {limit:.3f}) rad/s so the block falls back")
+    setup_physics(client, params["time_step"])
     velocity = rate * np.array([-HEIGHT / 2.0, WIDTH / 2.0, 1.0])  # A = (x - w/2, y - h/2) at rest
     world = load_planar_example(client, "rocking_block", configuration=np.array([0.0, HEIGHT / 2.0, 0.0]), velocity=velocity)
-    example = world.example
     (block,) = world.bodies
-    return Scenario(
-        name=NAME,
-        client=client,
-        bodies={"block": block},
-        duration=params["duration"],
-        law=RouthImpact(example.step, example.max_steps),
-        description=(__doc__ or "").strip().splitlines()[0],
-        measures=" ".join((__doc__ or "").split("Measures:", 1)[1].split("\n\n", 1)[0].split()),
-        label_contact=lambda contact: corner_label(client, block, contact),
-        extra={"ground": world.ground, "example": example},
+    return planar_scenario(
+        NAME, client, world, ["block"], params["duration"], __doc__, lambda contact: bottom_corner_label(client, block, BLOCK_LINK, contact)
     )
 
 

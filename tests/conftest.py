@@ -1,10 +1,12 @@
-"""Shared fixtures: the journal's examples, built once, and a registry of the laws under test."""
+"""Shared fixtures: the journal's examples, built once, a PyBullet client, and a registry of the laws under test."""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
+import pybullet as p
 import pytest
 
 from bullet_setimpact import AnitescuPotraImpact, RouthImpact, SamplesDroppedWarning, SequentialImpact, planar
@@ -14,6 +16,14 @@ from bullet_setimpact import AnitescuPotraImpact, RouthImpact, SamplesDroppedWar
 def examples() -> dict[str, planar.Example]:
     """Every planar example of journal Sec. 5.4, by name."""
     return {name: build() for name, build in planar.EXAMPLES.items()}
+
+
+@pytest.fixture
+def client() -> Iterator[int]:
+    """A fresh ``p.DIRECT`` PyBullet client, disconnected afterwards."""
+    cid = p.connect(p.DIRECT)
+    yield cid
+    p.disconnect(cid)
 
 
 def outcome_set(example: planar.Example, samples: int | None = None, seed: int = 0) -> np.ndarray:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pybullet as p
 import pytest
@@ -12,13 +10,6 @@ from bullet_setimpact import PlasticImpact, PropagativeImpact
 from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
 from bullet_setimpact.bullet.model import WorldModel
 from bullet_setimpact.bullet.simulator import ImpactSimulator, external_force
-
-
-@pytest.fixture
-def client() -> Iterator[int]:
-    cid = p.connect(p.DIRECT)
-    yield cid
-    p.disconnect(cid)
 
 
 def _cradle(client: int) -> list[int]:

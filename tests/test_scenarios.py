@@ -8,16 +8,16 @@ and about ``g dt / 2`` slower than ``sqrt(2 g h)``; tolerances say so where it m
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pybullet as p
 import pytest
 from scipy.integrate import solve_ivp
 
 from bullet_setimpact import LAWS
+from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.simulator import ImpactEvent, ImpactFailure, ImpactSimulator
-from bullet_setimpact.scenario import Scenario, available, build, load, make_law, parameters
+from bullet_setimpact.labels import DISK_STACK_LETTERS, bottom_corner_label, link_label, pair_label
+from bullet_setimpact.scenario import Scenario, available, build, describe, load, make_law, parameters
 
 GRAVITY = 9.81
 SCENARIOS = (
@@ -33,13 +33,6 @@ SCENARIOS = (
     "humanoid_footfall",
     "zeno_block",
 )
-
-
-@pytest.fixture
-def client() -> Iterator[int]:
-    cid = p.connect(p.DIRECT)
-    yield cid
-    p.disconnect(cid)
 
 
 def rollout(
@@ -84,10 +77,42 @@ def test_parameters_reject_unknown_names_and_wrong_types(client: int) -> None:
         with pytest.raises(ValueError, match=r"'duration'.*'forever'"):
             parameters(name, {"duration": "forever"})
         assert parameters(name, {"duration": "0.25"})["duration"] == 0.25
+        for key in ("duration", "time_step"):
+            with pytest.raises(ValueError, match=rf"'{key}' must be > 0 s, got 0.0"):
+                parameters(name, {key: 0.0})
     with pytest.raises(ValueError, match=r"'height'.*'high'"):
         parameters("rocking_block", {"height": "high"})
     with pytest.raises(ValueError, match="height"):
         build("slab_drop", client, {"height": -1.0})
+
+
+def test_scenario_docstring_needs_a_measures_paragraph() -> None:
+    """``describe`` splits a script's docstring into its first line and its one-line
+    "Measures:" paragraph, and refuses a docstring without one."""
+    fields = describe("Title line.\n\nBody.\n\nMeasures: contacts A\n  and B.\n\nMore.")
+    assert fields == {"description": "Title line.", "measures": "contacts A and B."}
+    with pytest.raises(ValueError, match="Measures:"):
+        describe("Title line only.")
+
+
+def test_contact_labels_name_links_pairs_and_corners(client: int) -> None:
+    """The shared labellers, on the rocking block resting flat (corners at block-frame
+    x = -0.5 and +0.5, z = -1): ``bottom_corner_label`` gives A and B, ``link_label`` the
+    link's URDF name, ``pair_label`` the letter of a named pair; ``Contact.side`` refuses a
+    body that is not in the contact."""
+    scenario = build("rocking_block", client, {"height": 0.0})
+    block, ground = scenario.bodies["block"], scenario.extra["ground"]
+    contacts = ContactFinder(client, [block], 1e-3).contacts()
+    labels = sorted(bottom_corner_label(client, block, 2, contact) for contact in contacts)
+    assert labels[0] == "A" and labels[-1] == "B" and set(labels) == {"A", "B"}
+    name = p.getJointInfo(block, 2, physicsClientId=client)[12].decode()
+    assert link_label(client, block, contacts[0]) == name
+    assert link_label(client, block, contacts[0], {name: "X"}) == "X"
+    names = {block: "left", ground: "ground"}
+    assert pair_label(names, DISK_STACK_LETTERS, contacts[0]) == "A"
+    assert pair_label({block: "block", ground: "floor"}, DISK_STACK_LETTERS, contacts[0]) == "block-floor"
+    with pytest.raises(ValueError, match="body 12345 is not in the contact"):
+        contacts[0].side(12345)
 
 
 # --------------------------------------------------------------------------- every law
@@ -118,6 +143,7 @@ def test_scenario_runs_half_a_second_under_every_law(client: int, name: str, law
         failure = str(error)
         assert law == "plastic", failure
         assert any(reason in failure for reason in ("Assumption A12", "no mode is selected", "MAX_MODE_CONTACTS"))
+        p.resetSimulation(physicsClientId=client)
         scenario = build(name, client)
         sim, labels = rollout(scenario, make_law(law, scenario), duration=0.5, on_failure="fallback")
         fallbacks = [event for event in sim.events if event.law != "plastic"]

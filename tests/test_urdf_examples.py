@@ -9,7 +9,6 @@ put those contact points where the journal has them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,13 +115,6 @@ def disk_stack() -> Case:
 
 
 CASES = {"rocking_block": rocking_block, "compass_gait": compass_gait, "box_wall": box_wall, "ramone": ramone, "disk_stack": disk_stack}
-
-
-@pytest.fixture
-def client() -> Iterator[int]:
-    cid = p.connect(p.DIRECT)
-    yield cid
-    p.disconnect(cid)
 
 
 def load_scene(client: int) -> tuple[int, int]:

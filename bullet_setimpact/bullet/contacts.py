@@ -86,6 +86,14 @@ class Contact:
         """``((body_a, link_a), (body_b, link_b))``."""
         return (self.body_a, self.link_a), (self.body_b, self.link_b)
 
+    def side(self, body: int) -> tuple[int, np.ndarray, int]:
+        """``(link, world point, other body)`` of ``body``'s side of the contact (A if both)."""
+        if self.body_a == body:
+            return self.link_a, self.position_a, self.body_b
+        if self.body_b == body:
+            return self.link_b, self.position_b, self.body_a
+        raise ValueError(f"body {body} is not in the contact between bodies {self.body_a} and {self.body_b}")
+
 
 @dataclass(frozen=True)
 class _Shape:

@@ -36,6 +36,11 @@ def urdf_path(name: str) -> str:
     return str(path)
 
 
+def load_static(client: int, name: str = "ground_box.urdf") -> int:
+    """Load a static body shipped in ``urdf/`` (default: the box ground, top face z = 0)."""
+    return p.loadURDF(urdf_path(name), useFixedBase=True, physicsClientId=client)
+
+
 @dataclass(frozen=True)
 class ExampleWorld:
     """A planar example loaded into a PyBullet client.
@@ -74,8 +79,8 @@ def load_planar_example(
     if q.shape != example.configuration.shape or v.shape != example.v_minus.shape:
         raise ValueError(f"configuration and velocity must have shape {example.configuration.shape} for {name!r}")
     flags = p.URDF_USE_INERTIA_FROM_FILE
-    ground = p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
-    wall = p.loadURDF(urdf_path("wall_box.urdf"), useFixedBase=True, physicsClientId=client) if name == "box_wall" else None
+    ground = load_static(client)
+    wall = load_static(client, "wall_box.urdf") if name == "box_wall" else None
     if name == "disk_stack":  # disk-disk pairs get sqrt(3) from 3^(1/4) each; so must the ground
         p.changeDynamics(ground, -1, lateralFriction=3**0.25, physicsClientId=client)
     bodies = []
