@@ -6,7 +6,10 @@ and ``build(client, **params) -> Scenario``.  It runs standalone (``python
 scenarios/<name>.py``) through :func:`run_standalone`.
 
 This module finds, loads and validates scenarios (:func:`available`, :func:`load`,
-:func:`build`) and turns law specifications into laws (:func:`make_law`).
+:func:`build`), turns law specifications into laws (:func:`make_law`), and holds what the
+scripts share: :func:`describe`, :func:`setup_physics`, :func:`require`,
+:func:`planar_scenario`, :func:`setup_robot_drop` and :func:`raise_body` (contact labels
+are in :mod:`bullet_setimpact.labels`).
 """
 
 from __future__ import annotations
