@@ -20,6 +20,7 @@ are ``x = B^{-1} w``; the basis is feasible for ``w`` iff ``x >= 0``.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,10 +31,14 @@ from .errors import LCPError
 RESIDUAL_TOL = 1e-9
 #: Column entries below this fraction of the column's largest are not pivot candidates.
 PIVOT_TOL = 1e-9
-#: Ratios closer than this (relative) count as ties in the lexicographic ratio test.
+#: Ratios closer than this (relative to the largest) count as ties in the lexicographic ratio test.
 TIE_TOL = 1e-11
-#: Absolute slack (relative to the largest basic value) of Harris's ratio test.
+#: Slack of Harris's ratio test, relative to the largest basic value.
 PRIMAL_TOL = 1e-9
+#: The ratio-test slacks :func:`lemke` tries in turn: Harris's, then the textbook test.  The
+#: slack keeps round-off from choosing among degenerate ties, but where ``w`` mixes scales
+#: (caps of 1 N s beside velocities of 1e-7 m/s) it can let a small basic value go negative.
+RATIO_TEST_SLACKS = (PRIMAL_TOL, 0.0)
 
 
 @dataclass(frozen=True)
@@ -67,18 +72,20 @@ class LCPSolution:
 def lcp_residual(W: np.ndarray, w: np.ndarray, z: np.ndarray) -> float:
     """Relative violation of ``z >= 0``, ``Wz + w >= 0`` and ``z^T (Wz + w) = 0``.
 
-    Each violation is divided by the natural scale ``1 + ||w||_inf + ||W||_inf ||z||_inf``
-    (complementarity by the product of the scales of ``z`` and ``y``).
+    Scale-invariant (the same for ``LCP(a W, b w)`` and ``b z / a``): a negative ``z`` is
+    divided by ``||z||_inf``, a negative ``y`` by ``||w||_inf + ||W||_inf ||z||_inf``, and the
+    complementarity gap by the product of the two.
     """
-    y = W @ z + w
-    z_max = float(np.abs(z).max()) if z.size else 0.0
-    scale_y = 1.0 + (float(np.abs(w).max()) if w.size else 0.0) + (float(np.abs(W).max()) if W.size else 0.0) * z_max
-    scale_z = 1.0 + z_max
     if not z.size:
         return 0.0
-    negative_z = max(0.0, -float(z.min())) / scale_z
+    y = W @ z + w
+    scale_z = float(np.abs(z).max())
+    scale_y = float(np.abs(w).max()) + float(np.abs(W).max()) * scale_z
+    if scale_y == 0.0:  # w = 0 and z = 0: the trivial solution
+        return 0.0
+    negative_z = max(0.0, -float(z.min())) / scale_z if scale_z > 0.0 else 0.0
     negative_y = max(0.0, -float(y.min())) / scale_y
-    gap = float(np.abs(z * y).max()) / (scale_z * scale_y)
+    gap = float(np.abs(z * y).max()) / (scale_z * scale_y) if scale_z > 0.0 else 0.0
     return max(negative_z, negative_y, gap)
 
 
@@ -100,23 +107,24 @@ def _lexicographic_min_row(tableau: np.ndarray, candidates: np.ndarray, column: 
     for j in range(1, tableau.shape[1]):
         ratios = tableau[candidates, j] / column[candidates]
         best = ratios.min()
-        candidates = candidates[ratios <= best + TIE_TOL * (1.0 + abs(best))]
+        candidates = candidates[ratios <= best + TIE_TOL * np.abs(ratios).max()]
         if candidates.size == 1:
             break
     return int(candidates[0])
 
 
-def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarray, basic: np.ndarray) -> int:
+def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarray, basic: np.ndarray, primal_tol: float) -> int:
     """Leaving row of the minimum-ratio test over ``candidates`` (rows with ``column > 0``).
 
-    Harris's two-pass test: rows whose ratio is within the primal tolerance of the
-    minimum count as tied (round-off in a degenerate tableau must not pick the winner).
-    Among ties the artificial variable leaves if it can (the path ends at once), else
-    the lexicographic rule decides.
+    Harris's two-pass test: rows whose ratio is within ``primal_tol`` (relative to the
+    largest basic value) of the minimum count as tied (round-off in a degenerate tableau
+    must not pick the winner); ``primal_tol = 0`` is the textbook test.  Among ties the
+    artificial variable leaves if it can (the path ends at once), else the lexicographic
+    rule decides.
     """
     x = tableau[candidates, 0]
     pivots = column[candidates]
-    slack = PRIMAL_TOL * (1.0 + abs(tableau[:, 0]).max())
+    slack = primal_tol * abs(tableau[:, 0]).max()
     tied = candidates[x / pivots <= ((x + slack) / pivots).min()]
     if tied.size == 1:
         return int(tied[0])
@@ -124,6 +132,15 @@ def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarr
     if artificial.size:
         return int(tied[artificial[0]])
     return _lexicographic_min_row(tableau, tied, column)
+
+
+#: Attempts (each with a fresh random covering vector) before a randomized solve gives up.
+LEMKE_ATTEMPTS = 3
+
+
+def random_covering(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A random positive covering vector for :func:`lemke` (entries in [0.05, 1))."""
+    return rng.uniform(0.05, 1.0, size=n)
 
 
 def lemke(
@@ -135,14 +152,19 @@ def lemke(
 ) -> LCPSolution:
     """Solve ``LCP(W, w)`` with Lemke's complementary pivoting (Cottle, Pang & Stone, Sec. 4.4).
 
+    The path is followed with Harris's ratio test and, if that fails, again with the
+    textbook one (:data:`RATIO_TEST_SLACKS`); every tolerance is relative, so the result
+    does not depend on the units of ``W`` and ``w``.
+
     Parameters
     ----------
     W : array_like, shape (n, n)
     w : array_like, shape (n,)
     covering : array_like, shape (n,), optional
-        Positive covering vector ``d`` of the artificial variable (default all ones).
-        Different covering vectors follow different pivot paths and may end in
-        different solutions when the LCP has several.
+        Positive covering vector ``d`` of the artificial variable.  Different covering
+        vectors follow different pivot paths and may end in different solutions when the
+        LCP has several.  Default: all ones, then (if that path ends on a ray) up to
+        ``LEMKE_ATTEMPTS - 1`` fixed pseudo-random vectors.
     max_pivots : int, optional
         Pivot cap (default ``10 n + 100``).
     tol : float
@@ -168,18 +190,28 @@ def lemke(
     if np.all(w >= 0.0):
         basis = np.zeros(n, dtype=bool)
         return LCPSolution(np.zeros(n), w.copy(), basis, np.eye(n), 0, 0.0)
-    d = np.ones(n) if covering is None else np.asarray(covering, dtype=float)
-    if d.shape != (n,) or np.any(d <= 0.0):
-        raise ValueError(f"covering must be a positive vector of shape ({n},)")
+    if covering is None:  # all ones, then fixed pseudo-random vectors: deterministic
+        generator = np.random.default_rng(0)
+        coverings = [np.ones(n)] + [random_covering(generator, n) for _ in range(LEMKE_ATTEMPTS - 1)]
+    else:
+        coverings = [np.asarray(covering, dtype=float)]
+        if coverings[0].shape != (n,) or np.any(coverings[0] <= 0.0):
+            raise ValueError(f"covering must be a positive vector of shape ({n},)")
     max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
-
-    # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
-    tableau = np.hstack([w[:, None], np.eye(n)])
-    basic = np.arange(n)
-    # First pivot: z0 enters (column -d); the row with the most negative w_i / d_i leaves.
-    row = _min_ratio_row(tableau, np.arange(n), d, basic)
-    pivots = _follow_path(W, tableau, basic, row, -d, max_pivots)
-    return _solution_from_tableau(W, w, tableau, basic, pivots, tol)
+    failures: dict[str, int] = {}
+    for d in coverings:
+        for primal_tol in RATIO_TEST_SLACKS:
+            # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
+            tableau = np.hstack([w[:, None], np.eye(n)])
+            basic = np.arange(n)
+            try:
+                # First pivot: z0 enters (column -d); the row with the most negative w_i / d_i leaves.
+                row = _min_ratio_row(tableau, np.arange(n), d, basic, primal_tol)
+                return _path_solution(W, w, tableau, basic, row, -d, max_pivots, primal_tol, tol)
+            except LCPError as exc:
+                failures[str(exc)] = failures.get(str(exc), 0) + 1
+    tried = f"{len(coverings)} covering vector(s) x {len(RATIO_TEST_SLACKS)} ratio tests"
+    raise LCPError(f"Lemke failed on all {tried}: " + "; ".join(f"{reason} (x{count})" for reason, count in failures.items()))
 
 
 def lemke_from_solution(
@@ -207,14 +239,57 @@ def lemke_from_solution(
     candidates = np.flatnonzero(column > PIVOT_TOL * max(column.max(), -column.min()))
     if candidates.size == 0:
         return None
+    for primal_tol in RATIO_TEST_SLACKS:
+        path_tableau, path_basic = tableau.copy(), basic.copy()
+        try:
+            row = _min_ratio_row(path_tableau, candidates, column, path_basic, primal_tol)
+            return _path_solution(W, w, path_tableau, path_basic, row, column, max_pivots, primal_tol, tol)
+        except LCPError:
+            continue
+    return None
+
+
+class _SecondaryRayError(LCPError):
+    """The entering column has no positive entry: ``z0`` cannot leave (after ``pivots`` pivots)."""
+
+    def __init__(self, pivots: int) -> None:
+        super().__init__("Lemke ended on a secondary ray: the LCP has no solution from this start")
+        self.pivots = pivots
+
+
+def _path_solution(
+    W: np.ndarray,
+    w: np.ndarray,
+    tableau: np.ndarray,
+    basic: np.ndarray,
+    row: int,
+    column: np.ndarray,
+    max_pivots: int,
+    primal_tol: float,
+    tol: float,
+) -> LCPSolution:
+    """Follow the path from ``z0`` entering at ``row`` and return the checked solution it ends in.
+
+    On a secondary ray ``z0`` may already be zero to round-off (the path ran along a
+    degenerate face): the complementary basis left by dropping ``z0`` (the orphan pair's
+    ``y`` basic) is then a solution, accepted if it passes the residual check.
+    """
     try:
-        pivots = _follow_path(W, tableau, basic, _min_ratio_row(tableau, candidates, column, basic), column, max_pivots)
-    except LCPError:
-        return None
+        pivots = _follow_path(W, tableau, basic, row, column, max_pivots, primal_tol)
+    except _SecondaryRayError as ray:
+        n = basic.shape[0]
+        basis = np.zeros(n, dtype=bool)
+        basis[basic[(basic >= n) & (basic < 2 * n)] - n] = True
+        try:
+            return _checked_solution(W, w, basis, np.linalg.inv(basis_matrix(W, basis)), ray.pivots, tol)
+        except (LCPError, np.linalg.LinAlgError) as exc:
+            raise LCPError(f"{ray}; the basis without z0 is no solution ({exc})") from exc
     return _solution_from_tableau(W, w, tableau, basic, pivots, tol)
 
 
-def _follow_path(W: np.ndarray, tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray, max_pivots: int) -> int:
+def _follow_path(
+    W: np.ndarray, tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray, max_pivots: int, primal_tol: float
+) -> int:
     """Complementary pivoting from ``z0`` entering at ``row`` until ``z0`` leaves; returns the pivot count.
 
     ``tableau`` (rows ``[x | B^-1]``) and ``basic`` are updated in place.
@@ -244,8 +319,8 @@ def _follow_path(W: np.ndarray, tableau: np.ndarray, basic: np.ndarray, row: int
         column = binv[:, entering].copy() if entering < n else -(binv @ W[:, entering - n])
         candidates = (column > PIVOT_TOL * max(column.max(), -column.min())).nonzero()[0]
         if candidates.size == 0:
-            raise LCPError("Lemke ended on a secondary ray: the LCP has no solution from this start")
-        row = _min_ratio_row(tableau, candidates, column, basic)
+            raise _SecondaryRayError(pivots)
+        row = _min_ratio_row(tableau, candidates, column, basic, primal_tol)
 
 
 def _solution_from_tableau(W: np.ndarray, w: np.ndarray, tableau: np.ndarray, basic: np.ndarray, pivots: int, tol: float) -> LCPSolution:
@@ -261,31 +336,25 @@ def _solution_from_tableau(W: np.ndarray, w: np.ndarray, tableau: np.ndarray, ba
 def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inverse: np.ndarray, pivots: int, tol: float) -> LCPSolution:
     """The basic solution of a complementary basis, residual-checked.
 
-    The tableau's ``B^-1`` is used first; if its accumulated round-off breaks the residual,
-    the basis is refactorized once before :class:`LCPError` is raised.
+    The basis is refactorized (the tableau's ``B^-1`` carries the round-off of every pivot,
+    which can leave a velocity row at -5e-8 where the exact answer is 0); the tableau's
+    ``B^-1`` is kept if it is the more accurate of the two.  :class:`LCPError` if neither
+    meets ``tol``.
     """
-    z = np.where(basis, basis_inverse @ w, 0.0)
-    residual = lcp_residual(W, w, z)
-    if residual > tol:
-        try:
-            basis_inverse = np.linalg.inv(basis_matrix(W, basis))
-        except np.linalg.LinAlgError as exc:
-            raise LCPError(f"Lemke's final basis is singular: {exc}") from exc
-        z = np.where(basis, basis_inverse @ w, 0.0)
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    inverses = [basis_inverse]
+    with contextlib.suppress(np.linalg.LinAlgError):  # singular to working precision: keep the tableau's
+        inverses.insert(0, np.linalg.inv(basis_matrix(W, basis)))
+    for inverse in inverses:
+        z = np.maximum(np.where(basis, inverse @ w, 0.0), 0.0)
         residual = lcp_residual(W, w, z)
-        if residual > tol:
-            raise LCPError(f"Lemke's solution has residual {residual:.3e} above the tolerance {tol:.1e}")
-    z = np.maximum(z, 0.0)
+        if best is None or residual < best[0]:
+            best = (residual, z, inverse)
+    assert best is not None
+    residual, z, basis_inverse = best
+    if residual > tol:
+        raise LCPError(f"Lemke's solution has residual {residual:.3e} above the tolerance {tol:.1e}")
     return LCPSolution(z, W @ z + w, basis, basis_inverse, pivots, residual)
-
-
-#: Attempts (each with a fresh random covering vector) before a randomized solve gives up.
-LEMKE_ATTEMPTS = 3
-
-
-def random_covering(rng: np.random.Generator, n: int) -> np.ndarray:
-    """A random positive covering vector for :func:`lemke` (entries in [0.05, 1))."""
-    return rng.uniform(0.05, 1.0, size=n)
 
 
 def random_lemke(W: np.ndarray, w: np.ndarray, rng: np.random.Generator, tol: float = RESIDUAL_TOL) -> LCPSolution:
@@ -318,6 +387,17 @@ def _switchable_entries(sparsify: np.ndarray, switchable: np.ndarray | None, sam
     if switchable is None or sparsify.size == 0:
         return sparsify
     return sparsify[switchable[sample]]
+
+
+def _parameter_rows(u: np.ndarray, rhs_map: np.ndarray | None) -> np.ndarray:
+    """``u`` as a float array of shape ``(S, p)`` matching ``rhs_map`` (shape ``(n, p)``), finite."""
+    u = np.asarray(u, dtype=float)
+    assert rhs_map is not None  # set in __post_init__
+    if u.ndim != 2 or u.shape[1] != rhs_map.shape[1]:
+        raise ValueError(f"u must have shape (samples, {rhs_map.shape[1]}) to match rhs_map, got {u.shape}")
+    if not np.all(np.isfinite(u)):
+        raise ValueError("u must be finite (no NaN or inf)")
+    return u
 
 
 @dataclass
@@ -358,7 +438,7 @@ class LemkeSolver:
         ``switchable`` (shape ``(S, len(sparsify))``, default all True) says which
         ``sparsify`` entries each sample may switch off.
         """
-        u = np.asarray(u, dtype=float)
+        u = _parameter_rows(u, self.rhs_map)
         z = np.zeros((u.shape[0], self.W.shape[0]))
         for i, sample in enumerate(u):
             z[i] = self._solve_one(sample, _switchable_entries(self._sparsify, switchable, i), rng)
@@ -441,7 +521,7 @@ class BatchedLCPSolver:
         ``explore`` samples also go to Lemke; ``switchable`` (shape ``(S, len(sparsify))``,
         default all True) limits which ``sparsify`` entries their exploration may zero.
         """
-        u = np.asarray(u, dtype=float)
+        u = _parameter_rows(u, self.rhs_map)
         samples = u.shape[0]
         if samples == 0:
             return np.zeros((0, self.W.shape[0]))

@@ -307,15 +307,28 @@ class RolloutResults:
 
     @classmethod
     def load(cls, path: str | Path) -> RolloutResults:
-        """Read results written by :meth:`save`."""
+        """Read results written by :meth:`save`.
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``path`` does not exist.
+        ValueError
+            Naming ``path`` if it (or its ``.json`` sidecar) is not a results file.
+        """
         path = Path(path)
-        with np.load(path, allow_pickle=False) as data:
-            grouped: dict[int, dict[str, np.ndarray]] = {}
-            for key in data.files:
-                prefix, name = key.split("/", 1)
-                grouped.setdefault(int(prefix[1:]), {})[name] = data[key]
-        config = json.loads(path.with_suffix(".json").read_text()) if path.with_suffix(".json").exists() else {}
-        return cls([RolloutRecord.from_arrays(grouped[index]) for index in sorted(grouped)], config)
+        grouped: dict[int, dict[str, np.ndarray]] = {}
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                for key in data.files:
+                    prefix, name = key.split("/", 1)
+                    grouped.setdefault(int(prefix[1:]), {})[name] = data[key]
+            config = json.loads(path.with_suffix(".json").read_text()) if path.with_suffix(".json").exists() else {}
+            return cls([RolloutRecord.from_arrays(grouped[index]) for index in sorted(grouped)], config)
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+            raise ValueError(f"{path} is not a RolloutResults file written by save() ({type(exc).__name__}: {exc})") from None
 
     def to_dataframe(self) -> Any:
         """One row per (rollout, impact, contact), as a pandas DataFrame (pandas must be installed)."""

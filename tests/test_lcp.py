@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from bullet_setimpact import LCPError
-from bullet_setimpact.lcp import BatchedLCPSolver, LemkeSolver, basis_matrix, lcp_residual, lemke
+from bullet_setimpact import ImpactProblem, LCPError, planar
+from bullet_setimpact.lcp import RESIDUAL_TOL, BatchedLCPSolver, LemkeSolver, basis_matrix, lcp_residual, lemke
 
 
 def _random_lcp(seed: int, n: int, family: str, degenerate: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -149,3 +149,38 @@ def test_lemke_solver_matches_lcp_conditions() -> None:
     z = LemkeSolver(W, sparsify=(0, 1)).solve(u, rng)
     for row, sample in zip(z, u, strict=True):
         assert lcp_residual(W, sample, row) <= 1e-9
+
+
+def test_lemke_solves_a_step_lcp_with_small_velocities_beside_large_caps() -> None:
+    """A regression case (found by the bulk loop): Lemke must not depend on units.
+
+    Two planar contacts on a 2-DoF body (``M = diag(1.4, 0.7)``), both approaching at about
+    2e-7 and 4e-7 m/s, caps 0.3 and 1.1 N s.  An exact solution exists (the LCP solved with
+    every entry of ``w`` times 1e3 gives it, scaled).  Harris's ratio test with a slack of
+    1e-9 of the largest basic value (the caps) is as wide as the velocity rows here and let
+    a basic value end at -2e-9, a residual of 2e-9; Lemke must then follow the textbook
+    ratio test and return a solution within 1e-9.
+    """
+    Jn, Jt = np.array([[-0.9, 0.0], [-1.7, -0.4]]), np.array([[[-1.5, 1.7]], [[-2.8, 1.4]]])
+    problem = ImpactProblem(np.diag([1.4, 0.7]), Jn, Jt, np.array([0.7, 0.4]))
+    v, caps = np.array([2e-7, 1e-7]), np.array([0.3, 1.1])
+    W, R = problem.step_matrix, problem.step_rhs_map
+    scaled = lemke(W, R @ np.concatenate([caps * 1e3, v * 1e3]))  # the same LCP, every entry of w times 1e3
+    assert lcp_residual(W, R @ np.concatenate([caps, v]), scaled.z / 1e3) <= RESIDUAL_TOL
+    solution = lemke(W, R @ np.concatenate([caps, v]))
+    assert solution.residual <= RESIDUAL_TOL
+
+
+def test_lemke_is_scale_invariant() -> None:
+    """``LCP(a W, b w)`` is solved by ``b z / a`` when ``z`` solves ``LCP(W, w)``; with every
+    tolerance relative, Lemke returns exactly that at a = 1e-6, b = 1e-9 and a = 1e4, b = 1e6
+    (rocking-block step LCP of journal eq. 75), and the residual does not change."""
+    example = planar.rocking_block()
+    problem = example.problem
+    W, R = problem.step_matrix, problem.step_rhs_map
+    w = R @ np.concatenate([[0.1, 0.2], example.v_minus])
+    reference = lemke(W, w)
+    for a, b in ((1e-6, 1e-9), (1e4, 1e6)):
+        scaled = lemke(a * W, b * w)
+        np.testing.assert_allclose(scaled.z, b * reference.z / a, rtol=1e-9, atol=0.0)
+        assert lcp_residual(a * W, b * w, scaled.z) <= 1e-9

@@ -32,6 +32,7 @@ SCENARIOS = (
     "quadruped_landing",
     "humanoid_footfall",
     "zeno_block",
+    "urdf_drop",
 )
 
 
@@ -55,7 +56,7 @@ def by_label(event: ImpactEvent, labels: list[str], velocity: np.ndarray) -> dic
 
 # --------------------------------------------------------------------------- discovery
 def test_available_lists_every_scenario_with_a_description() -> None:
-    """All eleven scripts are found, each with a one-line description, a "Measures:"
+    """All twelve scripts are found, each with a one-line description, a "Measures:"
     paragraph and a DEFAULTS dict of simple types that includes a positive duration."""
     scenarios = available()
     assert set(SCENARIOS) <= set(scenarios)

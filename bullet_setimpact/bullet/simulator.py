@@ -30,8 +30,8 @@ import pybullet as p
 
 from ..errors import EventCapWarning, SetImpactError
 from ..laws.anitescu_potra import AnitescuPotraImpact
-from ..laws.base import ImpactResult
-from ..problem import ImpactProblem
+from ..laws.base import ImpactResult, as_generator
+from ..problem import ImpactProblem, friction_basis
 from .contacts import SEED_MARGIN, Contact, ContactFinder, Pair, pair_key
 from .events import localize
 from .model import WorldModel, check_client
@@ -225,7 +225,9 @@ class ImpactSimulator:
         if on_failure not in ("raise", "fallback"):
             raise ValueError(f"on_failure must be 'raise' or 'fallback', got {on_failure!r}")
         self.law = law
-        self.rng = np.random.default_rng(seed)
+        self.rng = as_generator(seed, "seed")
+        if friction_directions is not None:
+            friction_basis(2, friction_directions)  # spatial contacts: an even integer >= 4
         self.contact_tolerance = float(contact_tolerance)
         self.impact_velocity_threshold = float(impact_velocity_threshold)
         self.max_events_per_step = max_events_per_step

@@ -27,13 +27,16 @@ from ..problem import ImpactProblem
 RandomLike = None | int | np.random.SeedSequence | np.random.Generator
 
 
-def as_generator(rng: RandomLike) -> np.random.Generator:
-    """A ``numpy.random.Generator`` from ``None``, an int seed, a ``SeedSequence`` or a generator."""
+def as_generator(rng: RandomLike, name: str = "rng") -> np.random.Generator:
+    """A ``numpy.random.Generator`` from ``None``, an int seed >= 0, a ``SeedSequence`` or a
+    generator; ``ValueError`` naming the argument ``name`` otherwise."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or isinstance(rng, (int, np.integer, np.random.SeedSequence)):
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng < 0:
+        raise ValueError(f"{name} must be a non-negative integer seed, got {rng!r}")
+    if rng is None or (isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
-    raise ValueError(f"rng must be None, an int, a SeedSequence or a numpy Generator, got {type(rng).__name__}")
+    raise ValueError(f"{name} must be None, an int, a SeedSequence or a numpy Generator, got {type(rng).__name__}")
 
 
 @dataclass(frozen=True)
