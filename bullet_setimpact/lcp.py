@@ -29,6 +29,8 @@ from .errors import LCPError
 
 #: Relative tolerance of the final residual check (feasibility and accuracy).
 RESIDUAL_TOL = 1e-9
+#: A solution from Lemke's tableau less accurate than this is refined by refactorizing its basis.
+REFINE_TOL = 1e-13
 #: Column entries below this fraction of the column's largest are not pivot candidates.
 PIVOT_TOL = 1e-9
 #: Ratios closer than this (relative to the largest) count as ties in the lexicographic ratio test.
@@ -336,22 +338,20 @@ def _solution_from_tableau(W: np.ndarray, w: np.ndarray, tableau: np.ndarray, ba
 def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inverse: np.ndarray, pivots: int, tol: float) -> LCPSolution:
     """The basic solution of a complementary basis, residual-checked.
 
-    The basis is refactorized (the tableau's ``B^-1`` carries the round-off of every pivot,
-    which can leave a velocity row at -5e-8 where the exact answer is 0); the tableau's
-    ``B^-1`` is kept if it is the more accurate of the two.  :class:`LCPError` if neither
-    meets ``tol``.
+    The tableau's ``B^-1`` carries the round-off of every pivot, which can leave a velocity
+    row at -5e-8 where the exact answer is 0: unless its solution is accurate to
+    :data:`REFINE_TOL`, the basis is refactorized and the more accurate of the two kept.
+    :class:`LCPError` if neither meets ``tol``.
     """
-    best: tuple[float, np.ndarray, np.ndarray] | None = None
-    inverses = [basis_inverse]
-    with contextlib.suppress(np.linalg.LinAlgError):  # singular to working precision: keep the tableau's
-        inverses.insert(0, np.linalg.inv(basis_matrix(W, basis)))
-    for inverse in inverses:
-        z = np.maximum(np.where(basis, inverse @ w, 0.0), 0.0)
-        residual = lcp_residual(W, w, z)
-        if best is None or residual < best[0]:
-            best = (residual, z, inverse)
-    assert best is not None
-    residual, z, basis_inverse = best
+    z = np.maximum(np.where(basis, basis_inverse @ w, 0.0), 0.0)
+    residual = lcp_residual(W, w, z)
+    if residual > REFINE_TOL:
+        with contextlib.suppress(np.linalg.LinAlgError):  # singular to working precision: keep the tableau's
+            refactored = np.linalg.inv(basis_matrix(W, basis))
+            refined = np.maximum(np.where(basis, refactored @ w, 0.0), 0.0)
+            refined_residual = lcp_residual(W, w, refined)
+            if refined_residual < residual:
+                z, residual, basis_inverse = refined, refined_residual, refactored
     if residual > tol:
         raise LCPError(f"Lemke's solution has residual {residual:.3e} above the tolerance {tol:.1e}")
     return LCPSolution(z, W @ z + w, basis, basis_inverse, pivots, residual)

@@ -13,6 +13,7 @@ import pytest
 
 from bullet_setimpact import AnitescuPotraImpact, LCPError, RouthImpact, SamplesDroppedWarning
 from bullet_setimpact.bullet.contacts import ContactFinder
+from bullet_setimpact.bullet.events import localize
 from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
 from bullet_setimpact.bullet.model import WorldModel
 from bullet_setimpact.bullet.simulator import ImpactFailure, ImpactSimulator, contact_problem
@@ -324,3 +325,23 @@ def test_world_changes_and_bad_velocities_are_named(client: int) -> None:
     p.disconnect(other)
     with pytest.raises(ValueError, match="not connected"):
         orphan.step()
+
+
+def test_localize_finds_the_crossing_without_re_simulating_the_ends() -> None:
+    """``localize`` on a gap closing at 0.5 m/s, ``g(t) = 1e-3 - 0.5 t``, over a 4 ms step
+    with target -1e-5 m: the root is ``t = (1e-3 + 1e-5) / 0.5 = 2.02e-3`` s, found to
+    ``xtol = accuracy / (2 speed) = 1e-5 / 1 = 1e-5`` s.  ``gap_after`` is never called at 0
+    or at the step's end (the caller passes those gaps: 1e-3 and -1e-3 m), and a gap still
+    above the target at the end puts the event there without any simulation."""
+    calls: list[float] = []
+
+    def gap_after(tau: float) -> float:
+        calls.append(tau)
+        return 1e-3 - 0.5 * tau
+
+    tau = localize(gap_after, 4e-3, -1e-5, 1e-3, -1e-3, 1e-5)
+    assert tau == pytest.approx(2.02e-3, abs=1e-5)
+    assert calls and 0.0 not in calls and 4e-3 not in calls
+    calls.clear()
+    assert localize(gap_after, 4e-3, -1e-5, 2e-3, 1e-4, 1e-5) == 4e-3
+    assert not calls

@@ -15,6 +15,7 @@ the shipped URDFs use boxes and spheres.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from itertools import combinations
@@ -254,7 +255,7 @@ class ContactFinder:
             if key not in self._friction:
                 self._friction[key] = float(p.getDynamicsInfo(key[0], key[1], physicsClientId=self.client)[1])
             values.append(self._friction[key])
-        return float(np.clip(values[0] * values[1], 0.0, MAX_COMBINED_FRICTION))
+        return min(max(values[0] * values[1], 0.0), MAX_COMBINED_FRICTION)
 
     # --------------------------------------------------------- completion
     def _link_shapes(self, body: int, link: int) -> list[_Shape]:
@@ -303,24 +304,26 @@ class ContactFinder:
             indices = np.arange(len(local))
         vertices = local[indices] @ rotation.T + origin
         s_origin, s_rotation = self._inertial_pose(body_s, link_s)
-        rows: tuple[list, list, list, list] = ([], [], [], [])
-        geometries: list[int] = []
-        for shape in self._link_shapes(body_s, link_s):
-            centre = s_origin + s_rotation @ shape.position
-            gaps, normals = self._vertex_distances(vertices, shape, centre, s_rotation @ shape.rotation, body_s, link_s)
-            for column, values in zip(rows, (vertices, gaps, normals, indices), strict=True):
-                column.append(values)
-            geometries.extend([shape.geometry] * len(indices))
-        return np.vstack(rows[0]), np.concatenate(rows[1]), np.vstack(rows[2]), np.concatenate(rows[3]), geometries
+        shapes = self._link_shapes(body_s, link_s)
+        measured = [
+            self._vertex_distances(vertices, shape, s_origin + s_rotation @ shape.position, s_rotation @ shape.rotation, body_s, link_s)
+            for shape in shapes
+        ]
+        geometries = [shape.geometry for shape in shapes for _ in indices]
+        if len(shapes) == 1:
+            return vertices, measured[0][0], measured[0][1], indices, geometries
+        count = len(shapes)
+        gaps = np.concatenate([gap for gap, _ in measured]) if measured else np.zeros(0)
+        normals = np.vstack([normal for _, normal in measured]) if measured else np.zeros((0, 3))
+        return np.tile(vertices, (count, 1)), gaps, normals, np.tile(indices, count), geometries
 
     def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
         """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
         vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s)
         mu = self.friction(body_v, link_v, body_s, link_s)
         found = []
-        for vertex, gap, normal, index, geometry in zip(vertices, gaps, normals, indices, geometries, strict=True):
-            if gap > self.tolerance:
-                continue
+        for row in np.flatnonzero(gaps <= self.tolerance):
+            vertex, gap, normal, index, geometry = vertices[row], gaps[row], normals[row], indices[row], geometries[row]
             if geometry == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
                 self._warn_plane(body_v, link_v, body_s, link_s)
             on_shape = vertex - gap * normal
@@ -378,15 +381,12 @@ class ContactFinder:
 def _box_distance(local: np.ndarray, half: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Signed distance of points (box frame) to a box and outward unit normals (world frame)."""
     excess = np.abs(local) - half
-    outside = np.linalg.norm(np.maximum(excess, 0.0), axis=1)
-    inside = np.minimum(excess.max(axis=1), 0.0)
-    gaps = outside + inside
-    normals = np.where(
-        (outside > 0.0)[:, None],
-        np.sign(local) * np.maximum(excess, 0.0) / np.maximum(outside, 1e-12)[:, None],
-        np.sign(local) * (excess == excess.max(axis=1, keepdims=True)),
-    )
-    normals /= np.maximum(np.linalg.norm(normals, axis=1), 1e-12)[:, None]
+    positive = np.maximum(excess, 0.0)
+    outside = np.sqrt(np.einsum("ij,ij->i", positive, positive))
+    deepest = excess.max(axis=1)
+    gaps = outside + np.minimum(deepest, 0.0)
+    normals = np.sign(local) * np.where((outside > 0.0)[:, None], positive, excess == deepest[:, None])
+    normals /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normals, normals)), 1e-12)[:, None]
     return gaps, normals @ frame.T
 
 
@@ -394,6 +394,6 @@ def _merge(contacts: list[Contact]) -> list[Contact]:
     """Drop contacts whose point on A lies within :data:`MERGE_DISTANCE` of an earlier one."""
     kept: list[Contact] = []
     for contact in contacts:
-        if all(np.linalg.norm(contact.position_a - other.position_a) > MERGE_DISTANCE for other in kept):
+        if all(math.dist(contact.position_a, other.position_a) > MERGE_DISTANCE for other in kept):
             kept.append(contact)
     return kept

@@ -161,15 +161,12 @@ def _tangent_basis(normal: np.ndarray) -> np.ndarray:
 
 def _planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
     """``(m, 1, nv)`` tangent Jacobians if every contact can slide along one direction only."""
-    rows = []
-    for block, basis in zip(Jt, tangents, strict=True):
-        u, singular, _ = np.linalg.svd(block)
-        if singular[1] > 1e-9 * max(singular[0], 1.0):
-            return None
-        direction = u[:, 0] @ basis
-        direction *= np.sign(direction[np.argmax(np.abs(direction))])
-        rows.append((direction @ basis.T) @ block)
-    return np.array(rows)[:, None, :]
+    u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts
+    if np.any(singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)):
+        return None
+    direction = np.einsum("mk,mkd->md", u[:, :, 0], tangents)
+    direction *= np.sign(direction[np.arange(len(direction)), np.argmax(np.abs(direction), axis=1)])[:, None]
+    return np.einsum("md,mkd,mkv->mv", direction, tangents, Jt)[:, None, :]
 
 
 class ImpactSimulator:
@@ -318,7 +315,7 @@ class ImpactSimulator:
         self._bullet_step(duration)
         nearby = self.finder.pair_gaps(LOOKAHEAD)
         self._near = bool(nearby)
-        if min(nearby.values(), default=np.inf) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching):
+        if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching)):
             self._touching = set()
             return duration, []
         contacts = self.finder.contacts()
@@ -347,8 +344,8 @@ class ImpactSimulator:
         # contacts afterwards; a speculative contact (Bullet pushes before penetration) can
         # only be caught just outside.
         target = TARGET_FRACTION * self.contact_tolerance * (1.0 if pushed else -1.0)
-        speed = max(start_gap - end_gap, 0.0) / duration
-        tau = 0.0 if start_gap <= target else localize(gap_after, duration, target, speed, TARGET_FRACTION * self.contact_tolerance)
+        accuracy = TARGET_FRACTION * self.contact_tolerance
+        tau = 0.0 if start_gap <= target else localize(gap_after, duration, target, start_gap, end_gap, accuracy)
         gap_after(tau)
         events = self._resolve_and_track(start_time + tau)
         if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the step
