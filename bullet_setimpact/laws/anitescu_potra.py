@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from ..errors import LCPError
-from ..lcp import lcp_residual, lemke, random_lemke
+from ..lcp import lcp_residual, lemke
 from ..problem import ImpactProblem
 from .base import ImpactLaw, LawOutcome, positive_int
 
@@ -35,15 +34,10 @@ def apply_impulse(problem: ImpactProblem, v: np.ndarray, z: np.ndarray) -> tuple
 def solve_anitescu_potra(problem: ImpactProblem, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Lemke's solution of the Anitescu-Potra LCP: ``(v_plus, [lambda_n; lambda_D])``.
 
-    The covering vector of ones first; if round-off makes that path fail on a large
-    degenerate problem, a few random covering vectors from a fixed seed (so the result stays
-    deterministic) before the error is raised.
+    :func:`~bullet_setimpact.lcp.lemke`'s default covering vectors (ones, then fixed
+    pseudo-random ones if round-off makes that path fail), so the result is deterministic.
     """
-    W, w = problem.anitescu_potra_matrix, anitescu_potra_rhs(problem, v)
-    try:
-        solution = lemke(W, w)
-    except LCPError:
-        solution = random_lemke(W, w, np.random.default_rng(0))
+    solution = lemke(problem.anitescu_potra_matrix, anitescu_potra_rhs(problem, v))
     return apply_impulse(problem, v, solution.z)
 
 
