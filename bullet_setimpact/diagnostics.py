@@ -16,11 +16,12 @@ from itertools import permutations
 
 import numpy as np
 
-from .laws.base import ImpactLaw, positive_int
+from .laws.base import ImpactLaw
 from .laws.propagative import PropagativeImpact
 from .laws.routh import RouthImpact
 from .laws.sequential import SequentialImpact
 from .problem import COLLISION_TOL, ImpactProblem
+from .validation import positive_int
 
 #: Tolerance on ``c_ij`` for the orthogonality and ``c = -1/2`` tests.
 COUPLING_TOL = 1e-9

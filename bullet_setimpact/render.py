@@ -18,6 +18,7 @@ from .files import atomic_write
 from .laws import ImpactLaw
 from .rollouts import DEFAULT_TIME_STEP
 from .scenario import build, make_law, parameters
+from .validation import positive_int
 
 
 def render(
@@ -43,8 +44,7 @@ def render(
     out = Path(out)
     if out.suffix.lower() not in (".gif", ".png"):
         raise ValueError(f"out must end in .gif or .png, got {str(out)!r}")
-    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
-        raise ValueError(f"frames must be an integer >= 1, got {frames!r}")
+    frames = positive_int("frames", frames)
     resolved = parameters(scenario, params)
     client = p.connect(p.DIRECT)
     try:

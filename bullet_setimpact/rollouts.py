@@ -37,6 +37,7 @@ from .bullet.simulator import ImpactEvent, ImpactSimulator
 from .files import atomic_write
 from .laws import ImpactLaw
 from .scenario import Scenario, build, make_law, parameters
+from .validation import positive_int
 
 logger = logging.getLogger("bullet_setimpact")
 
@@ -465,12 +466,10 @@ def monte_carlo(
     -------
     RolloutResults
     """
-    if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
-        raise ValueError(f"rollouts must be an integer >= 1, got {rollouts!r}")
+    rollouts = positive_int("rollouts", rollouts)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    workers = None if workers is None else positive_int("workers", workers)
     if duration is not None and (not isinstance(duration, (int, float)) or not np.isfinite(duration) or duration <= 0):
         raise ValueError(f"duration must be a positive number of seconds, got {duration!r}")
     resolved = parameters(scenario, params)

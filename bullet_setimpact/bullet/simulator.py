@@ -32,6 +32,7 @@ from ..errors import EventCapWarning, SetImpactError
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
 from ..problem import ImpactProblem, friction_basis
+from ..validation import positive_int, positive_number
 from .contacts import SEED_MARGIN, Contact, ContactFinder, Pair, pair_key
 from .events import localize
 from .model import WorldModel, check_client
@@ -214,11 +215,9 @@ class ImpactSimulator:
         if not callable(getattr(law, "resolve", None)):
             raise ValueError(f"law must have a resolve(problem, v_minus, rng) method, got {type(law).__name__}")
         self.client = check_client(client)
-        for name, value in (("contact_tolerance", contact_tolerance), ("impact_velocity_threshold", impact_velocity_threshold)):
-            if not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
-        if isinstance(max_events_per_step, bool) or not isinstance(max_events_per_step, int) or max_events_per_step < 1:
-            raise ValueError(f"max_events_per_step must be an integer >= 1, got {max_events_per_step!r}")
+        contact_tolerance = positive_number("contact_tolerance", contact_tolerance)
+        impact_velocity_threshold = positive_number("impact_velocity_threshold", impact_velocity_threshold)
+        max_events_per_step = positive_int("max_events_per_step", max_events_per_step)
         if on_failure not in ("raise", "fallback"):
             raise ValueError(f"on_failure must be 'raise' or 'fallback', got {on_failure!r}")
         self.law = law

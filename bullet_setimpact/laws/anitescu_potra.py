@@ -14,7 +14,8 @@ from scipy.optimize import linprog
 
 from ..lcp import lcp_residual, lemke
 from ..problem import ImpactProblem
-from .base import ImpactLaw, LawOutcome, positive_int
+from ..validation import positive_int
+from .base import ImpactLaw, LawOutcome
 
 #: LCP residual an enumerated LP solution must meet to count as an outcome.
 ENUMERATION_TOL = 1e-7

@@ -136,21 +136,3 @@ class ImpactLaw(ABC):
     def __repr__(self) -> str:
         params = ", ".join(f"{key}={value!r}" for key, value in vars(self).items() if not key.startswith("_"))
         return f"{type(self).__name__}({params})"
-
-
-def positive_number(name: str, value: object) -> float:
-    """Return ``value`` as a positive finite float or raise ``ValueError`` naming it."""
-    try:
-        number = float(value)  # type: ignore[arg-type]  # validated right below
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not np.isfinite(number) or number <= 0.0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return number
-
-
-def positive_int(name: str, value: object) -> int:
-    """Return ``value`` as an int >= 1 or raise ``ValueError`` naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)

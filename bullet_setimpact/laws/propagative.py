@@ -23,7 +23,8 @@ import numpy as np
 
 from ..lcp import lemke
 from ..problem import COLLISION_TOL, ImpactProblem
-from .base import ImpactLaw, LawOutcome, positive_int
+from ..validation import positive_int
+from .base import ImpactLaw, LawOutcome
 
 ORDER_RULES = ("argmin", "argmax", "random")
 

@@ -24,7 +24,8 @@ from scipy.stats import qmc
 from ..errors import SamplesDroppedWarning
 from ..lcp import BatchedLCPSolver, LemkeSolver
 from ..problem import COLLISION_TOL, ImpactProblem
-from .base import ImpactLaw, LawOutcome, RandomLike, as_generator, positive_int, positive_number
+from ..validation import positive_int, positive_number
+from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`.
 CHUNK_SIZE = 32768

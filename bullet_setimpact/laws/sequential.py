@@ -12,8 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..problem import COLLISION_TOL, ImpactProblem
+from ..validation import positive_int
 from .anitescu_potra import solve_anitescu_potra
-from .base import ImpactLaw, LawOutcome, positive_int
+from .base import ImpactLaw, LawOutcome
 
 
 class SequentialImpact(ImpactLaw):
