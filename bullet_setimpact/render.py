@@ -13,11 +13,10 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from .bullet.simulator import ImpactSimulator
 from .files import atomic_write
 from .laws import ImpactLaw
-from .rollouts import DEFAULT_TIME_STEP
-from .scenario import build, make_law, parameters
+from .rollouts import start_rollout
+from .scenario import parameters
 from .validation import positive_int
 
 
@@ -48,12 +47,8 @@ def render(
     resolved = parameters(scenario, params)
     client = p.connect(p.DIRECT)
     try:
-        p.setGravity(0, 0, -9.81, physicsClientId=client)
-        p.setPhysicsEngineParameter(fixedTimeStep=DEFAULT_TIME_STEP, physicsClientId=client)
-        world = build(scenario, client, resolved)
-        simulator = ImpactSimulator(make_law(law, world), client, seed=np.random.SeedSequence(seed).spawn(1)[0])
-        dt = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
-        steps = max(1, round((duration if duration is not None else world.duration) / dt))
+        seed_sequence = np.random.SeedSequence(seed).spawn(1)[0]  # rollout 0 of a run with this seed
+        world, simulator, dt, steps = start_rollout(client, scenario, resolved, law, seed_sequence, duration)
         capture = set(np.linspace(0, steps - 1, min(frames, steps)).round().astype(int))
         target = np.array(p.getBasePositionAndOrientation(next(iter(world.bodies.values())), physicsClientId=client)[0])
         images = []

@@ -210,17 +210,25 @@ def _client() -> int:
     return _WORKER_CLIENT
 
 
+def start_rollout(
+    client: int, name: str, params: Mapping[str, Any], law: str | ImpactLaw | None, seed: np.random.SeedSequence, duration: float | None
+) -> tuple[Scenario, ImpactSimulator, float, int]:
+    """Build scenario ``name`` in ``client`` (an empty world) and its simulator: returns the
+    scenario, the simulator, Bullet's time step and the number of steps to run."""
+    p.setGravity(0, 0, -9.81, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DEFAULT_TIME_STEP, numSubSteps=0, physicsClientId=client)
+    scenario = build(name, client, params)
+    simulator = ImpactSimulator(make_law(law, scenario), client, seed=seed)
+    dt = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
+    return scenario, simulator, dt, max(1, round((duration if duration is not None else scenario.duration) / dt))
+
+
 def run_rollout(task: RolloutTask) -> RolloutRecord:
     """Build the scenario in a fresh world and simulate it under the law (worker entry point)."""
     start = time.perf_counter()
     client = _client()
     p.resetSimulation(physicsClientId=client)
-    p.setGravity(0, 0, -9.81, physicsClientId=client)
-    p.setPhysicsEngineParameter(fixedTimeStep=DEFAULT_TIME_STEP, numSubSteps=0, physicsClientId=client)
-    scenario = build(task.scenario, client, task.params)
-    simulator = ImpactSimulator(make_law(task.law, scenario), client, seed=task.seed)
-    dt = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
-    steps = max(1, round((task.duration if task.duration is not None else scenario.duration) / dt))
+    scenario, simulator, _, steps = start_rollout(client, task.scenario, task.params, task.law, task.seed, task.duration)
     every = max(1, steps // ENERGY_SAMPLES)
     model = simulator.world.restrict([body for body in scenario.bodies.values() if body not in simulator.world.static_bodies])
     energy_time, energy, events = [], [], []
