@@ -215,18 +215,15 @@ class ImpactSimulator:
         if not callable(getattr(law, "resolve", None)):
             raise ValueError(f"law must have a resolve(problem, v_minus, rng) method, got {type(law).__name__}")
         self.client = check_client(client)
-        contact_tolerance = positive_number("contact_tolerance", contact_tolerance)
-        impact_velocity_threshold = positive_number("impact_velocity_threshold", impact_velocity_threshold)
-        max_events_per_step = positive_int("max_events_per_step", max_events_per_step)
+        self.contact_tolerance = positive_number("contact_tolerance", contact_tolerance)
+        self.impact_velocity_threshold = positive_number("impact_velocity_threshold", impact_velocity_threshold)
+        self.max_events_per_step = positive_int("max_events_per_step", max_events_per_step)
         if on_failure not in ("raise", "fallback"):
             raise ValueError(f"on_failure must be 'raise' or 'fallback', got {on_failure!r}")
         self.law = law
         self.rng = as_generator(seed, "seed")
         if friction_directions is not None:
             friction_basis(2, friction_directions)  # spatial contacts: an even integer >= 4
-        self.contact_tolerance = float(contact_tolerance)
-        self.impact_velocity_threshold = float(impact_velocity_threshold)
-        self.max_events_per_step = max_events_per_step
         self.on_failure = on_failure
         self.diagnostics = diagnostics
         self.friction_directions = friction_directions
