@@ -25,7 +25,7 @@ import pybullet as p
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
-from bullet_setimpact.bullet.examples import load_static, urdf_path
+from bullet_setimpact.bullet.examples import load_free_body, load_static
 from bullet_setimpact.labels import in_link_frame
 from bullet_setimpact.scenario import Scenario, describe, parameters, require, setup_physics
 
@@ -66,8 +66,7 @@ def build(client: int, **params: Any) -> Scenario:
     lowest = min(edges_local, key=lambda k: edges_local[k][2])
     rightmost = max(edges_local, key=lambda k: edges_local[k][0])
     centre = [-edges_local[rightmost][0], 0.0, -edges_local[lowest][2]]  # B on x = 0, A on z = 0
-    box = p.loadURDF(urdf_path("sliding_box.urdf"), centre, orientation, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
-    p.changeDynamics(box, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+    box = load_free_body(client, "sliding_box.urdf", centre, orientation)
     p.resetBaseVelocity(box, [params["speed"], 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
     edges = {lowest: "A", rightmost: "B"}
     return Scenario(

@@ -27,7 +27,7 @@ import pybullet as p
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
-from bullet_setimpact.bullet.examples import load_static, urdf_path
+from bullet_setimpact.bullet.examples import load_free_body, load_static
 from bullet_setimpact.labels import in_link_frame
 from bullet_setimpact.scenario import Scenario, describe, parameters, require, setup_physics
 
@@ -60,10 +60,7 @@ def build(client: int, **params: Any) -> Scenario:
     rotation = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
     corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * HALF_EXTENTS
     centre_height = params["height"] - (corners @ rotation.T)[:, 2].min()
-    slab = p.loadURDF(
-        urdf_path("rocking_slab.urdf"), [0.0, 0.0, centre_height], orientation, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client
-    )
-    p.changeDynamics(slab, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+    slab = load_free_body(client, "rocking_slab.urdf", [0.0, 0.0, centre_height], orientation)
     return Scenario(
         name=NAME,
         client=client,

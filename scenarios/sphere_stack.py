@@ -26,7 +26,7 @@ import numpy as np
 import pybullet as p
 
 from bullet_setimpact import RouthImpact
-from bullet_setimpact.bullet.examples import load_static, urdf_path
+from bullet_setimpact.bullet.examples import load_free_body, load_static
 from bullet_setimpact.labels import DISK_STACK_LETTERS, pair_label
 from bullet_setimpact.scenario import Scenario, describe, parameters, require, setup_physics
 
@@ -54,11 +54,7 @@ def build(client: int, **params: Any) -> Scenario:
         "right": [2.0 * RADIUS, 0.0, RADIUS],
         "top": [RADIUS, 0.0, RADIUS * (1.0 + np.sqrt(3.0)) + params["gap"]],
     }
-    bodies = {}
-    for name, centre in centres.items():
-        body = p.loadURDF(urdf_path("stack_sphere.urdf"), centre, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
-        p.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
-        bodies[name] = body
+    bodies = {name: load_free_body(client, "stack_sphere.urdf", centre) for name, centre in centres.items()}
     p.resetBaseVelocity(bodies["top"], [0.0, 0.0, -params["speed"]], [0.0, 0.0, 0.0], physicsClientId=client)
     names = {body: name for name, body in bodies.items()} | {ground: "ground"}
     return Scenario(

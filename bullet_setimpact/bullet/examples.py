@@ -7,6 +7,7 @@ header), so the extracted ``M`` and contact Jacobians equal the closed-form mode
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,14 @@ def urdf_path(name: str) -> str:
 def load_static(client: int, name: str = "ground_box.urdf") -> int:
     """Load a static body shipped in ``urdf/`` (default: the box ground, top face z = 0)."""
     return p.loadURDF(urdf_path(name), useFixedBase=True, physicsClientId=client)
+
+
+def load_free_body(client: int, name: str, position: Sequence[float], orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0)) -> int:
+    """Load a free single-body URDF shipped in ``urdf/`` at ``position``/``orientation``, with
+    the file's inertia and no damping (the journal's models are undamped)."""
+    body = p.loadURDF(urdf_path(name), list(position), list(orientation), flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
+    p.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+    return body
 
 
 @dataclass(frozen=True)
