@@ -104,6 +104,30 @@ def draw_mu(rng: np.random.Generator, m: int) -> np.ndarray:
     return rng.uniform(0.0, 10.0, size=m) * (rng.random(m) >= 0.2)
 
 
+def draw_case(
+    rng: np.random.Generator,
+    max_nv: int,
+    max_m: int,
+    mass_exp: tuple[float, float],
+    velocity_exp: tuple[float, float],
+    cap_exp: tuple[float, float] | None = None,
+) -> tuple[Shape, ImpactProblem, np.ndarray]:
+    """Draw shapes (``nv`` in 1..max_nv, ``m`` in 1..max_m, log10 scales uniform in the given
+    ranges; ``cap_exp`` 0 when None) until :func:`build_problem` finds a colliding velocity."""
+    while True:
+        shape = Shape(
+            nv=int(rng.integers(1, max_nv + 1)),
+            m=int(rng.integers(1, max_m + 1)),
+            spatial=bool(rng.random() < 0.5),
+            mass_exp=float(rng.uniform(*mass_exp)),
+            velocity_exp=float(rng.uniform(*velocity_exp)),
+            cap_exp=0.0 if cap_exp is None else float(rng.uniform(*cap_exp)),
+        )
+        built = build_problem(rng, shape, draw_mu(rng, shape.m))
+        if built is not None:
+            return (shape, *built)
+
+
 def step_lcp(seed: int) -> tuple[ImpactProblem, np.ndarray, np.ndarray, np.ndarray]:
     """Step LCP number ``seed`` of the bulk family: ``(problem, v, caps, w)`` with
     ``w = problem.step_rhs_map @ [caps; v]`` and ``W = problem.step_matrix`` (eq. 75).
@@ -112,19 +136,7 @@ def step_lcp(seed: int) -> tuple[ImpactProblem, np.ndarray, np.ndarray, np.ndarr
     1e-3..10 and caps over 1e-3..10 (SI units: 10 g to 100 kg bodies, 1 mm/s, the
     simulator's impact threshold, to 10 m/s)."""
     rng = np.random.default_rng(seed)
-    while True:
-        shape = Shape(
-            nv=int(rng.integers(1, 31)),
-            m=int(rng.integers(1, 9)),
-            spatial=bool(rng.random() < 0.5),
-            mass_exp=float(rng.uniform(-2.0, 2.0)),
-            velocity_exp=float(rng.uniform(-3.0, 1.0)),
-            cap_exp=float(rng.uniform(-3.0, 1.0)),
-        )
-        built = build_problem(rng, shape, draw_mu(rng, shape.m))
-        if built is not None:
-            break
-    problem, v = built
+    shape, problem, v = draw_case(rng, 30, 8, (-2.0, 2.0), (-3.0, 1.0), (-3.0, 1.0))
     caps = 10.0**shape.cap_exp * rng.uniform(0.0, 1.0, size=shape.m) * (rng.random(shape.m) >= 0.2)
     return problem, v, caps, problem.step_rhs_map @ np.concatenate([caps, v])
 
@@ -133,19 +145,8 @@ def impact_problem(seed: int) -> tuple[ImpactProblem, np.ndarray]:
     """Impact problem number ``seed`` of the law family: ``m`` in 1..4, ``nv`` in 1..10,
     masses over 1e-1..10, velocities over 1e-2..10 (modest sizes: the sequential law makes
     up to ``max_cycles m`` single-impact LCP solves per problem)."""
-    rng = np.random.default_rng(seed)
-    while True:
-        shape = Shape(
-            nv=int(rng.integers(1, 11)),
-            m=int(rng.integers(1, 5)),
-            spatial=bool(rng.random() < 0.5),
-            mass_exp=float(rng.uniform(-1.0, 1.0)),
-            velocity_exp=float(rng.uniform(-2.0, 1.0)),
-            cap_exp=0.0,
-        )
-        built = build_problem(rng, shape, draw_mu(rng, shape.m))
-        if built is not None:
-            return built
+    _, problem, v = draw_case(np.random.default_rng(seed), 10, 4, (-1.0, 1.0), (-2.0, 1.0))
+    return problem, v
 
 
 # --------------------------------------------------------------------------- workers
