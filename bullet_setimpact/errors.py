@@ -11,6 +11,10 @@ class LCPError(SetImpactError, RuntimeError):
     """An LCP could not be solved: ray termination, pivot cap, or residual above tolerance."""
 
 
+class ImpactFailure(SetImpactError):  # noqa: N818  (a failed impact, not a program error; the name reads as the event)
+    """An impact law's outcome failed the checks (or the law raised); nothing was written back."""
+
+
 class SetImpactWarning(UserWarning):
     """Base class of the package's warnings (filter them all with this category)."""
 

@@ -65,6 +65,10 @@ class ImpactProblem:
         Friction coefficients, ``mu >= 0``.
     friction_directions : int, optional
         Number ``k`` of linearized friction directions (planar: 2; spatial: even, default 8).
+    external_force : array_like, shape (nv,), optional
+        Generalized non-contact force ``f`` at the impact (gravity, actuation), for the laws
+        whose :attr:`~bullet_setimpact.laws.base.ImpactLaw.needs_external_force` is true
+        (the plastic law's pseudo-impulse, Johnson et al. eq. 55).  None when not given.
 
     Raises
     ------
@@ -80,6 +84,8 @@ class ImpactProblem:
         Jt: np.ndarray,
         mu: float | np.ndarray,
         friction_directions: int | None = None,
+        *,
+        external_force: np.ndarray | None = None,
     ) -> None:
         M = _finite_array("M", M, 2)
         Jn = _finite_array("Jn", Jn, 2)
@@ -109,11 +115,17 @@ class ImpactProblem:
             raise ValueError("mu must be finite, but it contains NaN or inf")
         if np.any(mu_array < 0.0):
             raise ValueError(f"mu must be >= 0, got {mu_array.min()}")
+        if external_force is not None:
+            external_force = _finite_array("external_force", external_force, 1)
+            if external_force.shape != (nv,):
+                raise ValueError(f"external_force must have shape ({nv},), got {external_force.shape}")
 
         self.M = M
         self.Jn = Jn
         self.Jt = Jt
         self.mu = mu_array
+        #: Generalized non-contact force at the impact, shape (nv,), or None.
+        self.external_force = external_force
         #: Unit friction directions as rows, shape (k, tangent_dim).
         self.D = friction_basis(Jt.shape[1], friction_directions)
         self._cholesky = cholesky
@@ -274,7 +286,19 @@ class ImpactProblem:
     def subset(self, contacts: list[int] | np.ndarray) -> ImpactProblem:
         """The same system with only the listed contacts."""
         index = np.asarray(contacts, dtype=int)
-        return ImpactProblem(self.M, self.Jn[index], self.Jt[index], self.mu[index], self.directions if self.spatial else None)
+        return ImpactProblem(
+            self.M,
+            self.Jn[index],
+            self.Jt[index],
+            self.mu[index],
+            self.directions if self.spatial else None,
+            external_force=self.external_force,
+        )
+
+    def with_external_force(self, external_force: np.ndarray | None) -> ImpactProblem:
+        """The same problem with ``external_force`` (see the class parameters)."""
+        directions = self.directions if self.spatial else None
+        return ImpactProblem(self.M, self.Jn, self.Jt, self.mu, directions, external_force=external_force)
 
     def validate_velocity(self, v: np.ndarray, name: str = "v_minus") -> np.ndarray:
         """Return ``v`` as a float array of shape ``(nv,)`` or raise ``ValueError`` naming it."""

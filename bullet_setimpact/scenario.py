@@ -28,7 +28,7 @@ import pybullet_data
 
 from .bullet.contacts import Contact
 from .bullet.examples import ExampleWorld, load_static
-from .laws import LAWS, AnitescuPotraImpact, ImpactLaw, PlasticImpact, PropagativeImpact, RouthImpact, SequentialImpact
+from .laws import ImpactLaw, RouthImpact, get_law
 
 #: The project's scenario scripts (``scenarios/`` at the repository root).
 SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
@@ -245,25 +245,11 @@ def build(name: str, client: int, params: Mapping[str, Any] | None = None) -> Sc
 
 
 def make_law(spec: str | ImpactLaw | None, scenario: Scenario) -> ImpactLaw:
-    """The law for a rollout: None for the scenario's own, an :class:`ImpactLaw`, or a name.
-
-    Names (``LAWS`` keys) get simulation defaults: ``routh`` the scenario's own law;
-    ``sequential`` every contact in turn; ``propagative`` plastic (R = 0) ignoring friction.
-    """
-    if spec is None:
+    """The law for a rollout: None or the name of the scenario's own law gives
+    ``scenario.law``; anything else goes to :func:`~bullet_setimpact.laws.get_law`."""
+    if spec is None or spec == scenario.law.name:
         return scenario.law
-    if isinstance(spec, ImpactLaw):
-        return spec
-    if spec not in LAWS:
-        raise ValueError(f"unknown law {spec!r}; expected one of {sorted(LAWS)}")
-    factories: dict[str, Callable[[], ImpactLaw]] = {
-        RouthImpact.name: lambda: scenario.law if isinstance(scenario.law, RouthImpact) else RouthImpact("auto", 50),
-        AnitescuPotraImpact.name: AnitescuPotraImpact,
-        SequentialImpact.name: SequentialImpact,
-        PlasticImpact.name: PlasticImpact,
-        PropagativeImpact.name: lambda: PropagativeImpact(restitution=0.0, ignore_friction=True),
-    }
-    return factories[spec]()
+    return get_law(spec)
 
 
 def run_standalone(name: str, rollouts: int = 4) -> None:

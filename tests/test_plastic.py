@@ -218,8 +218,9 @@ def test_pseudo_impulse_threshold_matches_the_corrected_formula() -> None:
     +-1 % tested.  Without the pseudo-impulse the block keeps pivoting at either speed."""
     assert pytest.approx(0.0630643, rel=1e-5) == ZDOT_STAR
     gravity = np.array([0.0, -MASS * G, 0.0])
-    law = PlasticImpact(pseudo_impulse_dt=0.03, external_force=gravity)
+    law = PlasticImpact(pseudo_impulse_dt=0.03)
     problem, v = _pivoting_block(0.99 * ZDOT_STAR, mu=1e4)
+    problem = problem.with_external_force(gravity)
     rest = law.resolve(problem, v)
     assert rest.info["mode"] == (0, 1) and rest.info["iv_modes"] == ((1,),)
     np.testing.assert_allclose(rest.v_plus, 0.0, atol=1e-14)
@@ -227,7 +228,7 @@ def test_pseudo_impulse_threshold_matches_the_corrected_formula() -> None:
     assert rest.normal_impulse[0] == pytest.approx(-c * 0.99 * ZDOT_STAR, rel=1e-9)  # P alone pulls (eq. 100)
     assert PlasticImpact().resolve(problem, v).info["mode"] == (1,)
     problem, v = _pivoting_block(1.01 * ZDOT_STAR, mu=1e4)
-    pivot = law.resolve(problem, v)
+    pivot = law.resolve(problem.with_external_force(gravity), v)
     assert pivot.info["mode"] == (1,)
     assert pivot.v_plus[2] / v[2] == pytest.approx(0.7, rel=1e-12)
 
@@ -240,9 +241,11 @@ def test_pseudo_impulse_threshold_with_finite_friction_follows_the_minimum_norm_
     threshold is ``0.7 zdot* = 4.41 cm/s``."""
     gravity = np.array([0.0, -MASS * G, 0.0])
     law = PlasticImpact(pseudo_impulse_dt=0.03)
-    assert law.resolve(*_pivoting_block(0.69 * ZDOT_STAR, mu=1.0), external_force=gravity).info["mode"] == (0, 1)
-    result = law.resolve(*_pivoting_block(0.71 * ZDOT_STAR, mu=1.0), external_force=gravity)
-    assert result.info["mode"] == (1,) and result.info["rank_deficient_modes"] == ((0, 1),)
+    for factor, mode in ((0.69, (0, 1)), (0.71, (1,))):
+        problem, v = _pivoting_block(factor * ZDOT_STAR, mu=1.0)
+        result = law.resolve(problem.with_external_force(gravity), v)
+        assert result.info["mode"] == mode
+    assert result.info["rank_deficient_modes"] == ((0, 1),)
 
 
 THETA = np.deg2rad(30.0)
@@ -276,8 +279,8 @@ def test_point_into_a_hill_rests_below_g_dt_tan_theta(factor: float, rests: bool
     stay and the point stops.  The mass cancels (their Sec. 4.3)."""
     mass = 2.0
     speed = factor * G * 0.03 * np.tan(THETA)
-    law = PlasticImpact(pseudo_impulse_dt=0.03, external_force=np.array([0.0, -mass * G]))
-    result = law.resolve(_hill(mass), np.array([speed, 0.0]))
+    law = PlasticImpact(pseudo_impulse_dt=0.03)
+    result = law.resolve(_hill(mass).with_external_force(np.array([0.0, -mass * G])), np.array([speed, 0.0]))
     if rests:
         assert result.info["mode"] == (0, 1)
         np.testing.assert_allclose(result.v_plus, 0.0, atol=1e-15)
@@ -363,7 +366,7 @@ def test_bad_input_gets_a_clear_error() -> None:
     with pytest.raises(ValueError, match="external_force"):
         PlasticImpact(pseudo_impulse_dt=0.03).resolve(problem, np.array([1.0, 0.0]))
     with pytest.raises(ValueError, match=r"external_force must have shape \(2,\)"):
-        PlasticImpact(0.03, external_force=np.zeros(3)).resolve(problem, np.array([1.0, 0.0]))
+        problem.with_external_force(np.zeros(3))
     m = MAX_MODE_CONTACTS + 1
     crowded = ImpactProblem(np.eye(2), np.tile([0.0, 1.0], (m, 1)), np.tile([1.0, 0.0], (m, 1, 1)), 0.0)
     with pytest.raises(ValueError, match="MAX_MODE_CONTACTS = 10"):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import EventCapWarning, SetImpactError
+from ..errors import EventCapWarning, ImpactFailure, SetImpactError
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
 from ..problem import ImpactProblem, friction_basis
@@ -50,10 +50,6 @@ TARGET_FRACTION = 0.1
 LOOKAHEAD = 0.1
 #: Relative energy increase above which a law's outcome is rejected.
 ENERGY_TOL = 1e-9
-
-
-class ImpactFailure(SetImpactError):  # noqa: N818  (a failed impact, not a program error; the name reads as the event)
-    """A law's outcome failed the checks; nothing was written back."""
 
 
 @dataclass(frozen=True)
@@ -466,10 +462,9 @@ class ImpactSimulator:
         law_name = getattr(self.law, "name", "") or type(self.law).__name__
         reason: str | None
         try:
-            if getattr(self.law, "pseudo_impulse_dt", 0.0) > 0.0:  # PlasticImpact's pseudo-impulse needs f
-                result = self.law.resolve(problem, v_minus, rng=self.rng, external_force=external_force(model))
-            else:
-                result = self.law.resolve(problem, v_minus, rng=self.rng)
+            if self.law.needs_external_force:
+                problem = problem.with_external_force(external_force(model))
+            result = self.law.resolve(problem, v_minus, rng=self.rng)
             reason = _rejection(problem, result)
         except (SetImpactError, ValueError) as exc:  # the law cannot solve this problem (it is ours, so valid)
             reason = f"{type(exc).__name__}: {exc}"

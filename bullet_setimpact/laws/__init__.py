@@ -21,6 +21,25 @@ LAWS: dict[str, type[ImpactLaw]] = {
     PropagativeImpact.name: PropagativeImpact,
 }
 
+
+def get_law(spec: str | ImpactLaw | type[ImpactLaw]) -> ImpactLaw:
+    """The law ``spec`` names: a ``LAWS`` key or an :class:`ImpactLaw` subclass gives its
+    :meth:`~ImpactLaw.simulation_default`; an :class:`ImpactLaw` instance is returned as is.
+
+    Raises
+    ------
+    ValueError
+        Naming an unknown law and the known ones.
+    """
+    if isinstance(spec, ImpactLaw):
+        return spec
+    if isinstance(spec, type) and issubclass(spec, ImpactLaw):
+        return spec.simulation_default()
+    if isinstance(spec, str) and spec in LAWS:
+        return LAWS[spec].simulation_default()
+    raise ValueError(f"unknown law {spec!r}; expected one of {sorted(LAWS)}, an ImpactLaw or an ImpactLaw subclass")
+
+
 __all__ = [
     "LAWS",
     "AnitescuPotraImpact",
@@ -32,4 +51,5 @@ __all__ = [
     "PropagativeImpact",
     "RouthImpact",
     "SequentialImpact",
+    "get_law",
 ]

@@ -12,6 +12,13 @@ Rules for implementers of ``_resolve``:
   the total normal impulse per contact and the total tangential impulse per contact;
 - never hide a solver failure: let :class:`~bullet_setimpact.errors.LCPError` propagate,
   or return ``terminated=False`` with a ``message``.
+
+Hooks a law may override (callers never branch on the law's type):
+
+- :attr:`ImpactLaw.needs_external_force`: true when ``_resolve`` reads
+  ``problem.external_force`` (the simulator then fills it in);
+- :meth:`ImpactLaw.simulation_default`: the instance :func:`~bullet_setimpact.laws.get_law`
+  builds from the registry name, with defaults fit for simulation.
 """
 
 from __future__ import annotations
@@ -99,6 +106,16 @@ class ImpactLaw(ABC):
 
     #: Registry name (``LAWS`` key, CLI ``--law``).
     name: ClassVar[str] = ""
+
+    @property
+    def needs_external_force(self) -> bool:
+        """Whether :meth:`_resolve` needs ``problem.external_force`` (default: no)."""
+        return False
+
+    @classmethod
+    def simulation_default(cls) -> ImpactLaw:
+        """The law with defaults fit for simulation (what ``get_law(name)`` returns)."""
+        return cls()
 
     def resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: RandomLike = None) -> ImpactResult:
         """Resolve the impact of ``problem`` from ``v_minus``.

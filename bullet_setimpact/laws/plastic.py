@@ -14,14 +14,13 @@ is ``P = -Lambda A v`` and ``U = -1`` on the normal.  Here (as in :class:`Impact
 
 from __future__ import annotations
 
-import copy
 from functools import cached_property
 from itertools import combinations
 
 import numpy as np
 
 from ..problem import COLLISION_TOL, ImpactProblem
-from .base import ImpactLaw, ImpactResult, LawOutcome, RandomLike
+from .base import ImpactLaw, LawOutcome
 
 #: Largest number of contacts in the scope whose ``2^s`` modes are enumerated.
 MAX_MODE_CONTACTS = 10
@@ -107,10 +106,9 @@ class PlasticImpact(ImpactLaw):
         ``delta_t > 0`` the mode is ``CP_PIV`` (eq. 58): a contact is also kept when the
         impulse into ``K`` plus the pseudo-impulse ``-A_K_dagger f delta_t`` is admissible.
         The velocity reset never includes the pseudo-impulse.
-    external_force : array_like, shape (nv,), optional
-        Generalized non-contact force ``f = Upsilon - C qdot - N`` at the impact (gravity,
-        actuation).  Needed when ``pseudo_impulse_dt > 0``.  May be set as an attribute
-        between impacts, or passed per call: ``resolve(..., external_force=f)``.
+        The pseudo-impulse reads the generalized non-contact force ``f = Upsilon - C qdot - N``
+        at the impact (gravity, actuation) from ``problem.external_force``
+        (:attr:`needs_external_force`; the simulator fills it in).
 
     Notes
     -----
@@ -146,7 +144,7 @@ class PlasticImpact(ImpactLaw):
 
     name = "plastic"
 
-    def __init__(self, pseudo_impulse_dt: float = 0.0, external_force: np.ndarray | None = None) -> None:
+    def __init__(self, pseudo_impulse_dt: float = 0.0) -> None:
         try:
             dt = float(pseudo_impulse_dt)
         except (TypeError, ValueError):
@@ -154,40 +152,11 @@ class PlasticImpact(ImpactLaw):
         if not np.isfinite(dt) or dt < 0.0:
             raise ValueError(f"pseudo_impulse_dt must be a finite number >= 0, got {pseudo_impulse_dt!r}")
         self.pseudo_impulse_dt = dt
-        self.external_force = external_force
 
     @property
-    def external_force(self) -> np.ndarray | None:
-        """Generalized external force ``f`` at the impact, shape (nv,), or None."""
-        return self._external_force
-
-    @external_force.setter
-    def external_force(self, value: np.ndarray | None) -> None:
-        if value is None:
-            self._external_force = None
-            return
-        force = np.asarray(value, dtype=float)
-        if force.ndim != 1 or not np.all(np.isfinite(force)):
-            raise ValueError(f"external_force must be a finite 1-D array of shape (nv,), got shape {force.shape}")
-        self._external_force = force
-
-    def resolve(
-        self,
-        problem: ImpactProblem,
-        v_minus: np.ndarray,
-        rng: RandomLike = None,
-        *,
-        external_force: np.ndarray | None = None,
-    ) -> ImpactResult:
-        """:meth:`ImpactLaw.resolve`, optionally with this impact's ``external_force``.
-
-        The override applies to this call only (the law itself is not modified).
-        """
-        if external_force is None:
-            return super().resolve(problem, v_minus, rng)
-        law = copy.copy(self)
-        law.external_force = external_force
-        return law.resolve(problem, v_minus, rng)
+    def needs_external_force(self) -> bool:
+        """The pseudo-impulse (``pseudo_impulse_dt > 0``) needs ``problem.external_force``."""
+        return self.pseudo_impulse_dt > 0.0
 
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         m, tangents = problem.contacts, problem.Jt.shape[1]
@@ -229,14 +198,12 @@ class PlasticImpact(ImpactLaw):
         """``delta_t M^-1 f``, the velocity the pseudo-impulse would cancel (eqs. 55-57), or None."""
         if self.pseudo_impulse_dt == 0.0:
             return None
-        if self.external_force is None:
+        if problem.external_force is None:
             raise ValueError(
                 "pseudo_impulse_dt > 0 needs the generalized external force f (gravity and actuation): "
-                "set external_force or pass resolve(..., external_force=f)"
+                "build the problem with ImpactProblem(..., external_force=f)"
             )
-        if self.external_force.shape != (problem.dofs,):
-            raise ValueError(f"external_force must have shape ({problem.dofs},), got {self.external_force.shape}")
-        return self.pseudo_impulse_dt * problem.solve_mass(self.external_force)
+        return self.pseudo_impulse_dt * problem.solve_mass(problem.external_force)
 
 
 class _ModeTable:

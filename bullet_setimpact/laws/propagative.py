@@ -99,6 +99,12 @@ class PropagativeImpact(ImpactLaw):
         self.ignore_friction = bool(ignore_friction)
         self.max_reflections = positive_int("max_reflections", max_reflections)
 
+    @classmethod
+    def simulation_default(cls) -> PropagativeImpact:
+        """Plastic (``R = 0``), ignoring friction: the model is frictionless, while simulated
+        contacts have ``mu > 0``."""
+        return cls(restitution=0.0, ignore_friction=True)
+
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         m = problem.contacts
         frictional = np.flatnonzero(problem.mu > 0.0).tolist()

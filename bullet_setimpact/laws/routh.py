@@ -141,6 +141,11 @@ class RouthImpact(ImpactLaw):
         self.max_steps = positive_int("max_steps", max_steps)
         self.friction_directions = None if friction_directions is None else positive_int("friction_directions", friction_directions)
 
+    @classmethod
+    def simulation_default(cls) -> RouthImpact:
+        """``RouthImpact("auto", 50)``: a step fit to each impact's scale (:meth:`step_size`)."""
+        return cls("auto", 50)
+
     def step_size(self, problem: ImpactProblem, v_minus: np.ndarray) -> float:
         """``h`` in N s: the fixed ``step``, or for ``step="auto"`` the largest normal impulse that
         would stop one colliding contact alone, ``max_i -Jn_i v / (Jn_i M^-1 Jn_i^T)`` (so one
