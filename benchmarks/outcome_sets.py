@@ -20,8 +20,8 @@ import warnings
 import numpy as np
 
 from bullet_setimpact import RouthImpact, SamplesDroppedWarning, planar
-from bullet_setimpact.laws.routh import _integrate
-from bullet_setimpact.lcp import LemkeSolver
+from bullet_setimpact.laws.branch_sampling import LemkeSolver
+from bullet_setimpact.laws.routh import integrate
 
 #: Journal Table 3 (MATLAB + PATH, 2.4 GHz laptop): LCPs/sample, s/sample, s/LCP.
 PAPER = {
@@ -42,7 +42,7 @@ def plain_loop_rate(example: planar.Example, samples: int, seed: int) -> tuple[f
     lcps = 0
     start = time.perf_counter()
     for i in range(samples):
-        lcps += int(_integrate(problem, solver, example.v_minus[None, :], caps[i : i + 1], rng).steps[0])
+        lcps += int(integrate(problem, solver, example.v_minus[None, :], caps[i : i + 1], rng).steps[0])
     return samples / (time.perf_counter() - start), lcps / samples
 
 

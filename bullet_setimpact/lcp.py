@@ -1,10 +1,10 @@
-"""Linear complementarity problems: Lemke's algorithm and a batched basis-cache solver.
+"""Linear complementarity problems: Lemke's algorithm.
 
 The problem ``LCP(W, w)`` asks for ``z`` with::
 
     z >= 0,   y = W z + w >= 0,   z^T y = 0.
 
-This module knows nothing about mechanics.  Two solvers share one notion of a
+This module knows nothing about mechanics.  Its solvers share one notion of a
 *complementary basis*: a boolean mask ``basis`` where ``basis[i]`` says that ``z_i``
 (rather than ``y_i``) is the basic variable of pair ``i``.  Its basis matrix has
 column ``i`` equal to ``-W[:, i]`` if ``basis[i]`` else ``e_i``, and the basic values
@@ -13,15 +13,15 @@ are ``x = B^{-1} w``; the basis is feasible for ``w`` iff ``x >= 0``.
 - :func:`lemke` pivots from the artificial basis with a (possibly random) covering
   vector and a lexicographic ratio test, so degenerate ``w`` (zeros in ``w`` are
   the rule in impact LCPs) cannot make it cycle.
-- :class:`BatchedLCPSolver` keeps the bases Lemke ends in for one fixed ``W`` and
-  tests thousands of right-hand sides against them with one matrix product each
-  (Halm & Posa, journal Sec. 5: ``W`` is fixed during an impact, only ``w`` moves).
+
+The randomized branch samplers of the Routh law, built on :func:`lemke`, live in
+:mod:`bullet_setimpact.laws.branch_sampling`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -216,41 +216,6 @@ def lemke(
     raise LCPError(f"Lemke failed on all {tried}: " + "; ".join(f"{reason} (x{count})" for reason, count in failures.items()))
 
 
-def lemke_from_solution(
-    W: np.ndarray,
-    w: np.ndarray,
-    start: LCPSolution,
-    covering: np.ndarray,
-    max_pivots: int | None = None,
-    tol: float = RESIDUAL_TOL,
-) -> LCPSolution | None:
-    """Follow the Lemke path that leaves the known solution ``start`` and return its other end.
-
-    With covering vector ``d``, the almost-complementary paths pair the LCP's solutions and
-    its primary ray (Cottle, Pang & Stone, Sec. 4.4).  Lemke's algorithm only reaches the
-    solution paired with the ray; re-entering the artificial variable at ``start`` walks
-    to the solution paired with ``start`` instead.  This finds solutions no covering vector
-    would make Lemke return (e.g. RAMone's step LCP, where the "trailing foot free" branch
-    has the opposite index).  Returns None when the path ends on a ray.
-    """
-    n = w.shape[0]
-    max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
-    basic = np.where(start.basis, np.arange(n) + n, np.arange(n))
-    tableau = np.hstack([(start.basis_inverse @ w)[:, None], start.basis_inverse])
-    column = -(start.basis_inverse @ covering)
-    candidates = np.flatnonzero(column > PIVOT_TOL * max(column.max(), -column.min()))
-    if candidates.size == 0:
-        return None
-    for primal_tol in RATIO_TEST_SLACKS:
-        path_tableau, path_basic = tableau.copy(), basic.copy()
-        try:
-            row = _min_ratio_row(path_tableau, candidates, column, path_basic, primal_tol)
-            return _path_solution(W, w, path_tableau, path_basic, row, column, max_pivots, primal_tol, tol)
-        except LCPError:
-            continue
-    return None
-
-
 class _SecondaryRayError(LCPError):
     """The entering column has no positive entry: ``z0`` cannot leave (after ``pivots`` pivots)."""
 
@@ -355,234 +320,3 @@ def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inv
     if residual > tol:
         raise LCPError(f"Lemke's solution has residual {residual:.3e} above the tolerance {tol:.1e}")
     return LCPSolution(z, W @ z + w, basis, basis_inverse, pivots, residual)
-
-
-def random_lemke(W: np.ndarray, w: np.ndarray, rng: np.random.Generator, tol: float = RESIDUAL_TOL) -> LCPSolution:
-    """:func:`lemke` with a random covering vector, retried with fresh ones on failure.
-
-    Raises the last :class:`LCPError` (with the attempt count) if all attempts fail.
-    """
-    for attempt in range(1, LEMKE_ATTEMPTS + 1):
-        try:
-            return lemke(W, w, covering=random_covering(rng, w.shape[0]), tol=tol)
-        except LCPError as exc:
-            if attempt == LEMKE_ATTEMPTS:
-                raise LCPError(f"{exc} (after {LEMKE_ATTEMPTS} random covering vectors)") from exc
-    raise AssertionError("unreachable")
-
-
-def sparsified(u: np.ndarray, sparsify: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
-    """``u`` with a random non-empty subset of the ``sparsify`` entries set to zero (None if empty)."""
-    if sparsify.size == 0:
-        return None
-    mask = rng.random(sparsify.size) < 0.5
-    mask[rng.integers(sparsify.size)] = True
-    alternative = u.copy()
-    alternative[sparsify[mask]] = 0.0
-    return alternative
-
-
-def _switchable_entries(sparsify: np.ndarray, switchable: np.ndarray | None, sample: int) -> np.ndarray:
-    """The ``sparsify`` entries sample ``sample`` may switch off (all when ``switchable`` is None)."""
-    if switchable is None or sparsify.size == 0:
-        return sparsify
-    return sparsify[switchable[sample]]
-
-
-def _parameter_rows(u: np.ndarray, rhs_map: np.ndarray | None) -> np.ndarray:
-    """``u`` as a float array of shape ``(S, p)`` matching ``rhs_map`` (shape ``(n, p)``), finite."""
-    u = np.asarray(u, dtype=float)
-    assert rhs_map is not None  # set in __post_init__
-    if u.ndim != 2 or u.shape[1] != rhs_map.shape[1]:
-        raise ValueError(f"u must have shape (samples, {rhs_map.shape[1]}) to match rhs_map, got {u.shape}")
-    if not np.all(np.isfinite(u)):
-        raise ValueError("u must be finite (no NaN or inf)")
-    return u
-
-
-@dataclass
-class SolverStatistics:
-    """Counters of an LCP batch solver (cumulative over its lifetime)."""
-
-    solves: int = 0
-    cache_hits: int = 0
-    lemke_calls: int = 0
-    bases: int = 0
-
-
-@dataclass
-class LemkeSolver:
-    """Solve ``LCP(W, R u)`` sample by sample with randomized Lemke (no cache).
-
-    Each sample draws its branch: with probability 1/2 it first tries the final basis of
-    Lemke on a *sparsified* parameter vector (a random subset of the ``sparsify`` entries
-    zeroed), kept if that basis is feasible for the true ``u``; otherwise, or else, Lemke
-    with a random covering vector.  The sparsified solve reaches solutions Lemke's path
-    from the ray never ends in.  Same interface as :class:`BatchedLCPSolver`.
-    """
-
-    W: np.ndarray
-    rhs_map: np.ndarray | None = None
-    sparsify: tuple[int, ...] = ()
-    tol: float = RESIDUAL_TOL
-    stats: SolverStatistics = field(default_factory=SolverStatistics)
-
-    def __post_init__(self) -> None:
-        self.W = np.asarray(self.W, dtype=float)
-        self.rhs_map = np.eye(self.W.shape[0]) if self.rhs_map is None else np.asarray(self.rhs_map, dtype=float)
-        self._sparsify = np.asarray(self.sparsify, dtype=int)
-
-    def solve(self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None) -> np.ndarray:
-        """Solve every row of ``u`` (shape ``(S, p)``); returns ``z`` with shape ``(S, n)``.
-
-        ``switchable`` (shape ``(S, len(sparsify))``, default all True) says which
-        ``sparsify`` entries each sample may switch off.
-        """
-        u = _parameter_rows(u, self.rhs_map)
-        z = np.zeros((u.shape[0], self.W.shape[0]))
-        for i, sample in enumerate(u):
-            z[i] = self._solve_one(sample, _switchable_entries(self._sparsify, switchable, i), rng)
-        self.stats.solves += u.shape[0]
-        return z
-
-    def _solve_one(self, sample: np.ndarray, allowed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        w = self.rhs_map @ sample
-        alternative = sparsified(sample, allowed, rng) if rng.random() < 0.5 else None
-        if alternative is not None:
-            self.stats.lemke_calls += 1
-            solution = random_lemke(self.W, self.rhs_map @ alternative, rng, self.tol)
-            x = solution.basis_inverse @ w
-            if np.all(x >= -self.tol * (1.0 + np.max(np.abs(w)))):
-                return np.maximum(np.where(solution.basis, x, 0.0), 0.0)
-        self.stats.lemke_calls += 1
-        return random_lemke(self.W, w, rng, self.tol).z
-
-
-@dataclass
-class _CachedBasis:
-    basis: np.ndarray  # (n,) bool
-    response: np.ndarray  # (n, p): basic values x = response @ u
-    hits: int = 0
-
-
-@dataclass
-class BatchedLCPSolver:
-    """Solve ``LCP(W, R u)`` for one fixed ``W`` and many parameter vectors ``u``.
-
-    The right-hand side is ``w = R u`` with a fixed ``R`` (shape ``(n, p)``; identity by
-    default), so a cached basis answers a whole batch with one ``(n, p) @ (p, S)``
-    product.  Bases come from :func:`lemke`'s final tableau and are never singular.
-
-    For each sample the solver picks uniformly at random among the feasible bases of
-    the ``candidates`` most-hit cached bases (an LCP with several solutions therefore
-    keeps all its branches instead of collapsing onto one pivot rule); samples with no
-    feasible candidate are tested against the rest of the cache, and only a true miss
-    calls Lemke, with a random covering vector.  ``explore`` further samples per call go
-    to Lemke to discover bases the cache lacks: once on their own ``u`` and once on a
-    sparsified ``u`` (see :class:`LemkeSolver`).  The cache is kept ordered by hit count.
-
-    Parameters
-    ----------
-    W : ndarray, shape (n, n)
-    rhs_map : ndarray, shape (n, p), optional
-        ``R`` in ``w = R u``.
-    sparsify : tuple of int
-        Entries of ``u`` that exploration may switch off.
-    candidates : int
-        Number of most-hit bases among which a feasible one is drawn at random.
-    tol : float
-        Relative residual tolerance (solutions within it are clipped to ``z >= 0``).
-    """
-
-    W: np.ndarray
-    rhs_map: np.ndarray | None = None
-    sparsify: tuple[int, ...] = ()
-    candidates: int = 16
-    tol: float = RESIDUAL_TOL
-    stats: SolverStatistics = field(default_factory=SolverStatistics)
-
-    def __post_init__(self) -> None:
-        self.W = np.asarray(self.W, dtype=float)
-        n = self.W.shape[0]
-        self.rhs_map = np.eye(n) if self.rhs_map is None else np.asarray(self.rhs_map, dtype=float)
-        self._rhs_norm = float(np.max(np.sum(np.abs(self.rhs_map), axis=1), initial=0.0))
-        self._sparsify = np.asarray(self.sparsify, dtype=int)
-        self._cache: list[_CachedBasis] = []
-        self._position: dict[bytes, int] = {}
-
-    @property
-    def bases(self) -> list[np.ndarray]:
-        """The cached complementary bases, most-hit first."""
-        return [entry.basis for entry in self._cache]
-
-    def solve(self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None) -> np.ndarray:
-        """Solve the batch; returns ``z`` with shape ``(S, n)`` (``u`` has shape ``(S, p)``).
-
-        ``explore`` samples also go to Lemke; ``switchable`` (shape ``(S, len(sparsify))``,
-        default all True) limits which ``sparsify`` entries their exploration may zero.
-        """
-        u = _parameter_rows(u, self.rhs_map)
-        samples = u.shape[0]
-        if samples == 0:
-            return np.zeros((0, self.W.shape[0]))
-        columns = np.ascontiguousarray(u.T)
-        scale = self.tol * (1.0 + self._rhs_norm * np.max(np.abs(u), axis=1))
-        choice = np.full(samples, -1)
-        best_key = np.full(samples, -1.0)
-        for index, entry in enumerate(self._cache[: self.candidates]):
-            feasible = (entry.response @ columns).min(axis=0) >= -scale
-            if feasible.any():
-                key = np.where(feasible, rng.random(samples), -1.0)
-                better = key > best_key
-                best_key[better] = key[better]
-                choice[better] = index
-        for index in range(self.candidates, len(self._cache)):
-            pending = np.flatnonzero(choice < 0)
-            if pending.size == 0:
-                break
-            feasible = (self._cache[index].response @ columns[:, pending]).min(axis=0) >= -scale[pending]
-            choice[pending[feasible]] = index
-        self.stats.cache_hits += int((choice >= 0).sum())
-
-        explored = rng.choice(samples, size=min(explore, samples), replace=False) if explore else np.empty(0, int)
-        for i in explored:
-            choice[i] = self._explore(u[i], _switchable_entries(self._sparsify, switchable, i), scale[i], rng)
-        for i in range(samples):
-            if choice[i] < 0:
-                index = self._lemke_index(self.rhs_map @ u[i], rng)
-                pending = np.flatnonzero(choice < 0)
-                feasible = (self._cache[index].response @ columns[:, pending]).min(axis=0) >= -scale[pending]
-                choice[pending[feasible]] = index
-                choice[i] = index
-
-        z = np.zeros((samples, self.W.shape[0]))
-        for index in np.unique(choice):
-            chosen = np.flatnonzero(choice == index)
-            entry = self._cache[index]
-            entry.hits += chosen.size
-            z[chosen] = np.where(entry.basis, (entry.response @ columns[:, chosen]).T, 0.0)
-        self.stats.solves += samples
-        self._cache.sort(key=lambda entry: -entry.hits)
-        self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}
-        self.stats.bases = len(self._cache)
-        return np.maximum(z, 0.0)
-
-    def _explore(self, sample: np.ndarray, allowed: np.ndarray, scale: float, rng: np.random.Generator) -> int:
-        """Lemke on the sample itself and on a sparsified copy; returns a feasible one of the two at random."""
-        indices = [self._lemke_index(self.rhs_map @ sample, rng)]
-        alternative = sparsified(sample, allowed, rng)
-        if alternative is not None:
-            index = self._lemke_index(self.rhs_map @ alternative, rng)
-            if np.all(self._cache[index].response @ sample >= -scale):
-                indices.append(index)
-        return indices[rng.integers(len(indices))]
-
-    def _lemke_index(self, w: np.ndarray, rng: np.random.Generator) -> int:
-        """Run randomized Lemke on ``w``; return the cache index of its final basis (added if new)."""
-        self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, w, rng, self.tol)
-        key = solution.basis.tobytes()
-        if key not in self._position:
-            self._position[key] = len(self._cache)
-            self._cache.append(_CachedBasis(solution.basis, solution.basis_inverse @ self.rhs_map))
-        return self._position[key]

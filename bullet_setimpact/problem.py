@@ -13,8 +13,6 @@ from functools import cached_property
 import numpy as np
 from scipy.linalg import cho_solve
 
-from .lcp import BatchedLCPSolver, LemkeSolver
-
 #: Normal velocity below which a contact counts as colliding (journal eq. 28, Alg. 1).
 COLLISION_TOL = 1e-8
 #: Default number of linearized friction directions for spatial contacts.
@@ -220,14 +218,6 @@ class ImpactProblem:
         R[:m, :m] = np.eye(m)
         R[m : m + self.Jbar.shape[0], m:] = self.Jbar
         return R
-
-    def step_solver(self, batched: bool = True) -> BatchedLCPSolver | LemkeSolver:
-        """A fresh solver of the step LCP, parameterized by ``u = [lambda_n_max; v]``.
-
-        Exploration may zero the caps (a contact then takes no impulse in that step).
-        """
-        kind = BatchedLCPSolver if batched else LemkeSolver
-        return kind(self.step_matrix, self.step_rhs_map, sparsify=tuple(range(self.contacts)))
 
     # ------------------------------------------------------------------ helpers
     def solve_mass(self, rhs: np.ndarray) -> np.ndarray:

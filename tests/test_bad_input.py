@@ -35,7 +35,7 @@ from bullet_setimpact import rollouts as rollouts_module
 from bullet_setimpact.bullet.examples import URDF_DIR, load_planar_example
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.cli import main
-from bullet_setimpact.lcp import BatchedLCPSolver, LemkeSolver
+from bullet_setimpact.laws.branch_sampling import BatchedLCPSolver, LemkeSolver
 from bullet_setimpact.render import render
 from bullet_setimpact.rollouts import RolloutResults, monte_carlo
 from bullet_setimpact.scenario import build, make_law

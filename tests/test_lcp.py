@@ -1,4 +1,4 @@
-"""Lemke's algorithm and the batched basis-cache solver (bullet_setimpact.lcp)."""
+"""Lemke's algorithm (bullet_setimpact.lcp) and the branch samplers built on it (laws.branch_sampling)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from bullet_setimpact import ImpactProblem, LCPError, planar
-from bullet_setimpact.lcp import RESIDUAL_TOL, BatchedLCPSolver, LemkeSolver, basis_matrix, lcp_residual, lemke
+from bullet_setimpact.laws.branch_sampling import BatchedLCPSolver, LemkeSolver
+from bullet_setimpact.lcp import RESIDUAL_TOL, basis_matrix, lcp_residual, lemke
 
 
 def _random_lcp(seed: int, n: int, family: str, degenerate: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ The families (drawn so that what the package meets in simulation is inside them)
   resting (``Jn_i v = 0`` up to round-off, as after an earlier impact), redrawn until some
   contact collides (Algorithm 1 only steps while one does);
 - for the step LCP, caps ``h U[0, 1]`` with ``h`` log-uniform and a fifth of them zero (the
-  sparsified exploration of :class:`~bullet_setimpact.lcp.LemkeSolver`).
+  sparsified exploration of :class:`~bullet_setimpact.laws.branch_sampling.LemkeSolver`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from bullet_setimpact import (
     RouthImpact,
     SequentialImpact,
 )
-from bullet_setimpact.lcp import RESIDUAL_TOL, lcp_residual, lemke, random_covering, random_lemke
+from bullet_setimpact.laws.branch_sampling import random_lemke
+from bullet_setimpact.lcp import RESIDUAL_TOL, lcp_residual, lemke, random_covering
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ e.g. the compass gait, whose Anitescu-Potra sub-LCP has three solutions.  A dete
 pivot rule would silently keep a single branch, so every step here picks its solution at
 random: Lemke runs with a random positive covering vector, and the batched solver draws
 uniformly among the cached complementary bases that are feasible for the sample (see
-:class:`~bullet_setimpact.lcp.BatchedLCPSolver`).
+:class:`~bullet_setimpact.laws.branch_sampling.BatchedLCPSolver`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import numpy as np
 from scipy.stats import qmc
 
 from ..errors import SamplesDroppedWarning
-from ..lcp import BatchedLCPSolver, LemkeSolver
 from ..problem import COLLISION_TOL, ImpactProblem
 from ..validation import positive_int, positive_number
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
+from .branch_sampling import BatchedLCPSolver, LemkeSolver
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`.
 CHUNK_SIZE = 32768
@@ -34,7 +34,7 @@ EXPLORE_PER_STEP = 4
 
 
 @dataclass(frozen=True)
-class _Trajectories:
+class Trajectories:
     """Velocities and impulses of a batch of Algorithm-1 runs (batch dimension first)."""
 
     velocity: np.ndarray  # (S, nv)
@@ -43,14 +43,23 @@ class _Trajectories:
     path: list[np.ndarray]  # velocity after each step (S, nv), path[0] = start
 
 
-def _integrate(
+def step_solver(problem: ImpactProblem, batched: bool = True) -> BatchedLCPSolver | LemkeSolver:
+    """A fresh solver of ``problem``'s step LCP (eq. 75), parameterized by ``u = [lambda_n_max; v]``.
+
+    Exploration may zero the caps (a contact then takes no impulse in that step).
+    """
+    kind = BatchedLCPSolver if batched else LemkeSolver
+    return kind(problem.step_matrix, problem.step_rhs_map, sparsify=tuple(range(problem.contacts)))
+
+
+def integrate(
     problem: ImpactProblem,
     solver: BatchedLCPSolver | LemkeSolver,
     velocity: np.ndarray,
     caps: np.ndarray,
     rng: np.random.Generator,
     record_path: bool = False,
-) -> _Trajectories:
+) -> Trajectories:
     """Algorithm 1 for a batch: step the LCP (eq. 75) while colliding, up to ``caps.shape[1]`` steps.
 
     ``caps`` has shape ``(S, N, m)``: the normal-impulse caps of every step of every sample.
@@ -72,7 +81,7 @@ def _integrate(
         steps[active] += 1
         if record_path:
             path.append(velocity.copy())
-    return _Trajectories(velocity, steps, impulse, path)
+    return Trajectories(velocity, steps, impulse, path)
 
 
 @dataclass(frozen=True)
@@ -167,7 +176,7 @@ class RouthImpact(ImpactLaw):
         """Algorithm 1 for one sample."""
         problem = self._problem(problem)
         caps = self.step_size(problem, v_minus) * rng.random((1, self.max_steps, problem.contacts))
-        run = _integrate(problem, problem.step_solver(batched=False), v_minus[None, :], caps, rng, record_path=True)
+        run = integrate(problem, step_solver(problem, batched=False), v_minus[None, :], caps, rng, record_path=True)
         steps = int(run.steps[0])
         path = np.array([snapshot[0] for snapshot in run.path[: steps + 1]])
         terminated = not problem.colliding(run.velocity[0])
@@ -257,7 +266,7 @@ class RouthImpact(ImpactLaw):
         sobol = qmc.Sobol(d=m * horizon, scramble=True, seed=generator) if sampler == "sobol" else None
         psi = np.linalg.svd(problem.Minv_JbarT, compute_uv=False)[0] * m * (1.0 + problem.mu.max()) + 1.0
         final_cap = eps / (3.0 * psi)
-        solver = problem.step_solver()
+        solver = step_solver(problem)
 
         kept: list[np.ndarray] = []
         terminated_early = 0
@@ -271,7 +280,7 @@ class RouthImpact(ImpactLaw):
             else:
                 unit = generator.random((count, m * horizon))
             caps = step * unit.reshape(count, horizon, m)
-            run = _integrate(problem, solver, np.tile(v, (count, 1)), caps, generator)
+            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity
             colliding = problem.colliding(velocity)
@@ -279,7 +288,7 @@ class RouthImpact(ImpactLaw):
             if colliding.any():
                 active = np.flatnonzero(colliding)
                 final_caps = np.full((active.size, 1, m), final_cap)
-                velocity[active] = _integrate(problem, solver, velocity[active], final_caps, generator).velocity
+                velocity[active] = integrate(problem, solver, velocity[active], final_caps, generator).velocity
                 lcp_solves += active.size
             kept.append(velocity[~problem.colliding(velocity)])
         velocities = np.concatenate(kept)
