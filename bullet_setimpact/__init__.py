@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from . import planar
+from .data import data_path
 from .errors import LCPError, SamplesDroppedWarning, SetImpactError, SetImpactWarning
+from .hooks import hook, install, uninstall
 from .laws import (
     LAWS,
     AnitescuPotraImpact,
@@ -35,5 +37,9 @@ __all__ = [
     "SetImpactError",
     "SetImpactWarning",
     "__version__",
+    "data_path",
+    "hook",
+    "install",
     "planar",
+    "uninstall",
 ]

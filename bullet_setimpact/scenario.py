@@ -28,10 +28,11 @@ import pybullet_data
 
 from .bullet.contacts import Contact
 from .bullet.examples import ExampleWorld, load_static
+from .data import data_path
 from .laws import ImpactLaw, RouthImpact, get_law
 
-#: The project's scenario scripts (``scenarios/`` at the repository root).
-SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+#: The project's scenario scripts (:func:`bullet_setimpact.data_path`).
+SCENARIO_DIR = Path(data_path("scenarios"))
 #: Parameters every scenario may have that must be positive (seconds).
 POSITIVE_PARAMETERS = frozenset({"duration", "time_step"})
 #: Gravitational acceleration of every scenario [m/s^2] (the journal's g).
