@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from . import planar
+from . import planar, testing
+from .bullet.simulator import ImpactEvent, ImpactSimulator
 from .data import data_path
-from .errors import LCPError, SamplesDroppedWarning, SetImpactError, SetImpactWarning
+from .errors import (
+    EventCapWarning,
+    ImpactFailure,
+    LawContractError,
+    LCPError,
+    ManifoldCompletionWarning,
+    SamplesDroppedWarning,
+    SetImpactError,
+    SetImpactWarning,
+)
 from .hooks import hook, install, uninstall
 from .laws import (
     LAWS,
@@ -16,6 +26,7 @@ from .laws import (
     PropagativeImpact,
     RouthImpact,
     SequentialImpact,
+    get_law,
 )
 from .problem import ImpactProblem
 
@@ -24,10 +35,16 @@ __version__ = "0.1.0"
 __all__ = [
     "LAWS",
     "AnitescuPotraImpact",
+    "EventCapWarning",
+    "ImpactEvent",
+    "ImpactFailure",
     "ImpactLaw",
     "ImpactProblem",
     "ImpactResult",
+    "ImpactSimulator",
     "LCPError",
+    "LawContractError",
+    "ManifoldCompletionWarning",
     "OutcomeSet",
     "PlasticImpact",
     "PropagativeImpact",
@@ -38,8 +55,10 @@ __all__ = [
     "SetImpactWarning",
     "__version__",
     "data_path",
+    "get_law",
     "hook",
     "install",
     "planar",
+    "testing",
     "uninstall",
 ]
