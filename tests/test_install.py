@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
-import bullet_setimpact
 from bullet_setimpact.scenario import available
 
-ROOT = Path(bullet_setimpact.__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # the repository these tests belong to
 #: What the build needs from the repository (pyproject.toml's package-dir mapping).
 SOURCES = ("pyproject.toml", "README.md", "bullet_setimpact", "urdf", "scenarios")
 
