@@ -79,14 +79,20 @@ def _bullet_client_classes() -> list[type]:
     return [BulletClient]
 
 
-def install(law: Any, client: int = 0, seed: int | np.random.SeedSequence | None = None, **simulator_kwargs: Any) -> ImpactSimulator:
-    """Hook client ``client``: from now on its ``stepSimulation`` is ``ImpactSimulator(law,
-    client, seed, **simulator_kwargs).step()``.  Returns that simulator.
+def _client_id(client: Any) -> Any:
+    """A client id: ``client`` itself, or a ``BulletClient``'s id (its ``_client``)."""
+    return client if isinstance(client, (int, np.integer)) else getattr(client, "_client", client)
+
+
+def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None = None, **simulator_kwargs: Any) -> ImpactSimulator:
+    """Hook ``client`` (an id or a ``BulletClient``): from now on its ``stepSimulation`` is
+    ``ImpactSimulator(law, client, seed, **simulator_kwargs).step()``.  Returns that simulator.
 
     Build the world first (the simulator models the bodies present now).  Hooking a client
     that is already hooked raises ``RuntimeError``; :func:`uninstall` removes the hook.
     """
     global _previous
+    client = _client_id(client)
     with _lock:
         if client in _hooked:
             raise RuntimeError(f"PyBullet client {client!r} is already hooked; call bullet_setimpact.uninstall({client!r}) first")
@@ -102,12 +108,14 @@ def install(law: Any, client: int = 0, seed: int | np.random.SeedSequence | None
         return simulator
 
 
-def uninstall(client: int = 0) -> ImpactSimulator:
-    """Remove the hook of client ``client`` (connected or not) and return its simulator.
+def uninstall(client: Any = 0) -> ImpactSimulator:
+    """Remove the hook of ``client`` (an id or a ``BulletClient``, connected or not) and
+    return its simulator.
 
     Removing the last hook restores ``pybullet.stepSimulation`` and ``BulletClient`` exactly
     as :func:`install` found them.  ``ValueError`` if the client is not hooked.
     """
+    client = _client_id(client)
     with _lock:
         if client not in _hooked:
             raise ValueError(f"PyBullet client {client!r} is not hooked; hooked clients: {sorted(_hooked)}")
@@ -126,8 +134,9 @@ def hooked_clients() -> list[int]:
 
 
 @contextlib.contextmanager
-def hook(law: Any, client: int = 0, seed: int | np.random.SeedSequence | None = None, **simulator_kwargs: Any) -> Iterator[ImpactSimulator]:
-    """Within the block, every ``stepSimulation`` of ``client`` resolves impacts with ``law``::
+def hook(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None = None, **simulator_kwargs: Any) -> Iterator[ImpactSimulator]:
+    """Within the block, every ``stepSimulation`` of ``client`` (an id or a ``BulletClient``)
+    resolves impacts with ``law``::
 
         with bullet_setimpact.hook(RouthImpact("auto", 50), client=cid, seed=0) as sim:
             run_my_unmodified_code()  # p.stepSimulation(physicsClientId=cid) -> sim.step()

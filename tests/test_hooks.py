@@ -42,7 +42,7 @@ laws = {0: (RouthImpact("auto", 50), 7, 0.15), other._client: (AnitescuPotraImpa
 bodies = {0: user.make_world(pybullet, 0.15), other._client: user.make_world(other, 0.25)}
 with (
     bullet_setimpact.hook(laws[0][0], client=0, seed=7) as routh,
-    bullet_setimpact.hook(laws[other._client][0], client=other._client, seed=3) as anitescu,
+    bullet_setimpact.hook(laws[other._client][0], client=other, seed=3) as anitescu,  # a BulletClient
 ):
     from pybullet import stepSimulation  # after installation: the dispatcher
     assert stepSimulation is pybullet.stepSimulation is not original
