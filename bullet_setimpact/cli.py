@@ -244,6 +244,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_script(path: str, argv: Sequence[str] | None = None) -> None:
+    """What ``python scenarios/<name>.py [options]`` does: ``bullet-setimpact run <path>
+    --rollouts 4 --workers 1 [options]`` (the script's own options win)."""
+    options = sys.argv[1:] if argv is None else list(argv)
+    raise SystemExit(main(["run", str(path), "--rollouts", "4", "--workers", "1", *options]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = build_parser()

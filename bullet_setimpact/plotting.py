@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .problem import ImpactProblem
-from .rollouts import RolloutResults
+from .records import RolloutResults
 
 SEQUENTIAL_COLORS = ("tab:red", "gold", "tab:orange", "tab:brown")
 

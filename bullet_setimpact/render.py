@@ -15,8 +15,7 @@ import pybullet as p
 
 from .files import atomic_write
 from .laws import ImpactLaw
-from .rollouts import start_rollout
-from .scenario import parameters
+from .scenario import make
 from .validation import positive_int
 
 
@@ -44,11 +43,11 @@ def render(
     if out.suffix.lower() not in (".gif", ".png"):
         raise ValueError(f"out must end in .gif or .png, got {str(out)!r}")
     frames = positive_int("frames", frames)
-    resolved = parameters(scenario, params)
     client = p.connect(p.DIRECT)
     try:
         seed_sequence = np.random.SeedSequence(seed).spawn(1)[0]  # rollout 0 of a run with this seed
-        world, simulator, dt, steps = start_rollout(client, scenario, resolved, law, seed_sequence, duration)
+        rollout = make(scenario, client, law=law, seed=seed_sequence, params=params, duration=duration)
+        world, simulator, dt, steps = rollout.scenario, rollout.simulator, rollout.time_step, rollout.steps
         capture = set(np.linspace(0, steps - 1, min(frames, steps)).round().astype(int))
         target = np.array(p.getBasePositionAndOrientation(next(iter(world.bodies.values())), physicsClientId=client)[0])
         images = []

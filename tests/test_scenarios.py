@@ -347,3 +347,13 @@ def test_zeno_block_rate_ratio_and_accumulation(client: int) -> None:
     assert np.all(np.diff(np.diff(times)) < 0.0)
     velocity = [state[1] for state in p.getJointStates(scenario.bodies["block"], [0, 1, 2], physicsClientId=client)]
     assert np.abs(velocity).max() < 1e-3
+
+
+def test_available_reads_docstrings_without_running_scripts(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``available()`` lists a script whose body would raise if executed: it reads the
+    docstring with ``ast`` only."""
+    import bullet_setimpact.scenario as scenario_module
+
+    (tmp_path / "exploding.py").write_text('"""Exploding: never run me.\n\nMeasures: nothing.\n"""\nraise RuntimeError("executed")\n')
+    monkeypatch.setattr(scenario_module, "SCENARIO_DIR", tmp_path)
+    assert available() == {"exploding": "Exploding: never run me."}

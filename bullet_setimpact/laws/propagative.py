@@ -24,7 +24,7 @@ import numpy as np
 from ..lcp import lemke
 from ..problem import COLLISION_TOL, ImpactProblem
 from ..validation import positive_int
-from .base import ImpactLaw, LawOutcome
+from .base import ImpactLaw, LawOutcome, contact_orders, terminated_outcomes
 
 ORDER_RULES = ("argmin", "argmax", "random")
 
@@ -104,6 +104,16 @@ class PropagativeImpact(ImpactLaw):
         """Plastic (``R = 0``), ignoring friction: the model is frictionless, while simulated
         contacts have ``mu > 0``."""
         return cls(restitution=0.0, ignore_friction=True)
+
+    def spread_outcomes(self, problem: ImpactProblem, v_minus: np.ndarray, samples: int) -> np.ndarray:
+        """Outcomes with the orders ``"argmin"``, ``"argmax"`` and every priority list of the
+        contacts if ``m! <= samples``, else ``samples`` runs of ``order="random"`` (seeds
+        ``0..``).  With two contacts the first reflection fixes the rest, so their spread is
+        Seghete & Murphey's ``xi`` (Sec. VII-A)."""
+        orders = contact_orders(problem.contacts, samples)
+        rules: list = ["argmin", "argmax", *(orders if orders is not None else ["random"] * samples)]
+        variants = [PropagativeImpact(self.restitution, rule, self.ignore_friction, self.max_reflections) for rule in rules]
+        return terminated_outcomes(variants, problem, v_minus)
 
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         m = problem.contacts

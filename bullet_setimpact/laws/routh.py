@@ -155,6 +155,10 @@ class RouthImpact(ImpactLaw):
         """``RouthImpact("auto", 50)``: a step fit to each impact's scale (:meth:`step_size`)."""
         return cls("auto", 50)
 
+    def spread_outcomes(self, problem: ImpactProblem, v_minus: np.ndarray, samples: int) -> np.ndarray:
+        """The sampled post-impact set, ``outcome_set(problem, v_minus, samples, rng=0)``."""
+        return self.outcome_set(problem, v_minus, samples, rng=0)
+
     def step_size(self, problem: ImpactProblem, v_minus: np.ndarray) -> float:
         """``h`` in N s: the fixed ``step``, or for ``step="auto"`` the largest normal impulse that
         would stop one colliding contact alone, ``max_i -Jn_i v / (Jn_i M^-1 Jn_i^T)`` (so one
