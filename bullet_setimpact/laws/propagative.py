@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..lcp import lemke
+from ..lcp import solve_lcp
 from ..problem import COLLISION_TOL, ImpactProblem
 from ..validation import positive_int
 from .base import ImpactLaw, LawOutcome, contact_orders, terminated_outcomes
@@ -49,7 +49,7 @@ def plastic_projection(problem: ImpactProblem, v: np.ndarray) -> tuple[np.ndarra
     is left alone, since pulling it back would need ``lambda < 0`` against eq. (10b).
     """
     m = problem.contacts
-    lambda_n = lemke(problem.delassus[:m, :m], problem.normal_velocities(v)).z
+    lambda_n = solve_lcp(problem.delassus[:m, :m], problem.normal_velocities(v)).z
     return v + problem.impulse_velocity_change(np.concatenate([lambda_n, np.zeros(m * problem.directions)])), lambda_n
 
 

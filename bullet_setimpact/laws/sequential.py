@@ -68,7 +68,7 @@ class SequentialImpact(ImpactLaw):
                     return LawOutcome(np.array(path), normal, friction, terminated=True)
                 if problem.Jn[i] @ v >= -COLLISION_TOL:
                     continue
-                v, impulse = solve_anitescu_potra(single[i], v)
+                v, impulse, _ = solve_anitescu_potra(single[i], v)
                 normal[i] += impulse[0]
                 friction[i] += single[i].friction_impulse(impulse[1:])[0]
                 path.append(v.copy())
