@@ -30,7 +30,7 @@ def timed_run(scenario: str, rollouts: int, workers: int, duration: float | None
         start = time.perf_counter()
         results = monte_carlo(scenario, rollouts, seed=0, workers=workers, out=out, duration=duration, progress=False)
         wall = time.perf_counter() - start
-    return wall, float(np.sum([record.simulation_time for record in results.records]))
+    return wall, float(np.sum([record.stepping_wall_time for record in results.records]))
 
 
 def rates(workers: int, short: int, long: int) -> tuple[float, float]:

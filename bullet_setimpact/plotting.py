@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .problem import ImpactProblem
-from .records import RolloutResults
+from .results import RolloutResults
 
 SEQUENTIAL_COLORS = ("tab:red", "gold", "tab:orange", "tab:brown")
 
