@@ -91,9 +91,7 @@ def _plot_outcome_set(path: Path, example: planar.Example, velocities: np.ndarra
     rng = np.random.default_rng(seed)
     paths = [law.resolve(example.problem, example.v_minus, rng=rng).path for _ in range(FIGURE_PATHS)]
     sequential = {
-        "".join(example.contact_names[i] for i in order[:2]) + "...": SequentialImpact(list(order))
-        .resolve(example.problem, example.v_minus)
-        .v_plus
+        "-".join(example.contact_names[i] for i in order): SequentialImpact(list(order)).resolve(example.problem, example.v_minus).v_plus
         for order in example.sequential_orders
     }
     data = OutcomeFigureData(

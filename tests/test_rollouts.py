@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from bullet_setimpact.cli import main
+from bullet_setimpact.laws import RouthImpact
+from bullet_setimpact.laws.base import LawOutcome
 from bullet_setimpact.plotting import first_impact_normals, rollouts_figure
 from bullet_setimpact.rollouts import RolloutResults, monte_carlo
 
@@ -236,3 +238,77 @@ def test_cli_run_and_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         assert gif.n_frames >= 2 and total == 4 * 120  # 0.5 s in 4 frames of 0.125 s, stored as 12 cs
     assert main(["list"]) == 0
     assert SCENARIO in capsys.readouterr().out
+
+
+class FlakyLaw(RouthImpact):
+    """Routh's law that, by design, gives up (``terminated=False``) on about half of the
+    impacts: it draws one uniform number from the rollout's stream per impact and fails
+    below 1/2.  The simulator rejects such an outcome with ``ImpactFailure``."""
+
+    name = "flaky"
+
+    @classmethod
+    def simulation_default(cls) -> FlakyLaw:
+        return cls(0.3, 10)
+
+    def _resolve(self, problem, v_minus, rng):  # type: ignore[no-untyped-def]
+        if rng.random() < 0.5:
+            return LawOutcome(np.array([v_minus]), np.zeros(problem.contacts), np.zeros((problem.contacts, 2)), False, "flaky by design")
+        return super()._resolve(problem, v_minus, rng)
+
+
+def test_failed_rollouts_are_recorded_reported_and_not_redone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a law that fails on some impacts the run finishes: failed rollouts are recorded
+    (index, seed, reason, the events before), reported in the summary and the figure, and a
+    resumed run redoes neither finished nor recorded rollouts; ``retry_failed`` redoes
+    exactly the recorded ones (and, the streams being the same, they fail again)."""
+    import bullet_setimpact.rollouts as rollouts_module
+
+    out = tmp_path / "run"
+    results = monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", out=out, params=FAST)
+    failed = [failure.index for failure in results.failures]
+    assert 0 < len(failed) < 8, "seed 0 gives both outcomes (deterministic: one stream per rollout)"
+    assert [record.index for record in results.finished] == sorted(set(range(8)) - set(failed))
+    for failure in results.failures:
+        assert failure.seed == 0 and "flaky by design" in failure.reason and "ImpactFailure" in failure.reason
+        assert failure.time < FAST["duration"]
+    report = results.report()
+    assert f"failed {len(failed)}" in report and "flaky by design" in report
+    assert f"{len(failed)} of 8 rollouts failed" in rollouts_figure(results)._suptitle.get_text()
+    assert "failed=" in repr(results) and len(repr(results).splitlines()) == 1
+
+    calls: list[int] = []
+    original = rollouts_module.run_rollout
+    monkeypatch.setattr(rollouts_module, "run_rollout", lambda task: calls.append(task.index) or original(task))
+    resumed = monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", out=out, params=FAST)
+    assert calls == []
+    assert [failure.index for failure in resumed.failures] == failed
+    monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", out=out, params=FAST, retry_failed=True)
+    assert calls == failed
+
+    fallback = monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", params=FAST, on_failure="fallback")
+    assert fallback.failures == [] and any(event.law == "anitescu-potra" for _, event in fallback.events)
+
+
+def test_on_failure_raise_names_the_rollout_and_seed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``on_failure="raise"`` (and ``--on-failure raise``) stops at the first failed rollout,
+    in index order when serial, naming it and the seed."""
+    from bullet_setimpact.errors import ImpactFailure
+    from bullet_setimpact.laws import LAWS
+
+    first = monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", params=FAST).failures[0].index
+    with pytest.raises(ImpactFailure, match=rf"rollout {first} \(seed 0\)"):
+        monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", params=FAST, on_failure="raise")
+    monkeypatch.setitem(LAWS, "flaky", FlakyLaw)
+    argv = ["run", SCENARIO, "--rollouts", "8", "--workers", "1", "--law", "flaky", "--param", "duration=0.15", "--on-failure", "raise"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert f"rollout {first} (seed 0)" in error and "Traceback" not in error
+
+
+def test_print_of_a_thousand_rollouts_is_short() -> None:
+    """``print(results)`` of 1,000 rollouts (records copied from 2 real ones) is one line."""
+    results = monte_carlo(SCENARIO, 2, seed=0, executor="serial", params=FAST)
+    many = RolloutResults([results.records[i % 2] for i in range(1000)], results.config)
+    assert len(repr(many).splitlines()) < 20 and len(repr(many)) < 400
+    assert len(many.report().splitlines()) < 30
