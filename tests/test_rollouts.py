@@ -230,12 +230,18 @@ def test_cli_run_and_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     )
     from PIL import Image
 
-    with Image.open(tmp_path / "drop.gif") as gif:  # Pillow merges identical frames, adding their durations
+    # 120 steps of 1/240 s: regular frames every 30 steps (0.125 s, stored as 12 cs) at steps
+    # 0, 30, 60, 90; the block falls 0.3 m, landing at sqrt(2 h / g) = 0.247 s, in step 59 or
+    # 60, and the 0.03 s = 7 steps after it are all shown (slow motion x30): 8 frames, one of
+    # which (step 60) is a regular one, so 4 + 8 - 1 = 11 frames.  Every frame has its own
+    # time overlay, so Pillow merges none.
+    with Image.open(tmp_path / "drop.gif") as gif:
+        assert gif.size == (640, 480)
         total = 0
         for frame in range(gif.n_frames):
             gif.seek(frame)
             total += gif.info["duration"]
-        assert gif.n_frames >= 2 and total == 4 * 120  # 0.5 s in 4 frames of 0.125 s, stored as 12 cs
+        assert gif.n_frames == 11 and total == 11 * 120
     assert main(["list"]) == 0
     assert SCENARIO in capsys.readouterr().out
 
