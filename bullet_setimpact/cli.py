@@ -130,7 +130,7 @@ def scenario_help(name: str) -> str:
     text = describe(docstring(script_path(name)))
     lines = [f"{name}: {text['description']}", f"  measures: {text['measures']}", "  parameters (--param KEY=VALUE):"]
     for key, default, comment in parameter_help(name):
-        shown = f"{default:.6g}" if isinstance(default, float) else repr(default)
+        shown = f"{default:.6g}" if isinstance(default, float) and len(repr(default)) > 10 else repr(default)
         lines.append(f"    {key:<16} {shown:<20} {comment}".rstrip())
     return "\n".join(lines)
 

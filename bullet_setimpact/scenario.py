@@ -97,16 +97,24 @@ class Scenario:
         return f"{names.get(body, body)}:{link}"
 
     def contact_labels(self, contacts: Sequence[Contact]) -> tuple[str, ...]:
-        """:meth:`contact_label` of each contact, made distinct within the event: contacts
-        sharing a label get the octant of their point in the link frame, e.g. ``slab[-x+y-z]``."""
+        """:meth:`contact_label` of each contact, made distinct within the event where the
+        geometry allows: contacts sharing a label at different corners of their link get the
+        octant of their point in the link frame, e.g. ``slab[-x+y-z]`` (two points of one
+        corner keep the shared label)."""
         labels = [self.contact_label(contact) for contact in contacts]
-        repeated = {label for label in labels if labels.count(label) > 1}
-        for i, contact in enumerate(contacts):
-            if labels[i] in repeated:
-                body, link, point, _ = self._side(contact)
-                local = in_link_frame(self.client, body, link, point)
-                labels[i] += "[" + "".join(f"{'-' if value < 0.0 else '+'}{axis}" for value, axis in zip(local, "xyz", strict=True)) + "]"
+        for label in {label for label in labels if labels.count(label) > 1}:
+            group = [i for i, other in enumerate(labels) if other == label]
+            octants = [self._octant(contacts[i]) for i in group]
+            if len(set(octants)) == len(group):
+                for i, octant in zip(group, octants, strict=True):
+                    labels[i] = f"{label}[{octant}]"
         return tuple(labels)
+
+    def _octant(self, contact: Contact) -> str:
+        """``"-x+y-z"``: the signs of the contact point in its link's frame."""
+        body, link, point, _ = self._side(contact)
+        local = in_link_frame(self.client, body, link, point)
+        return "".join(f"{'-' if value < 0.0 else '+'}{axis}" for value, axis in zip(local, "xyz", strict=True))
 
     def contact_definition(self, contact: Contact) -> str:
         """What a contact label stands for: body, link, point in the link frame [m], other body."""
