@@ -102,7 +102,7 @@ def _plot_outcome_set(path: Path, example: planar.Example, velocities: np.ndarra
         anitescu_potra=AnitescuPotraImpact().all_outcomes(example.problem, example.v_minus),
         sequential=sequential,
         paths=paths,
-        title=f"{example.name}: post-impact set (Halm & Posa Alg. 2)",
+        title=f"{example.name}: post-impact set of {law!r} (Halm & Posa Alg. 2), seed {seed}",
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     outcome_set_figure(data, str(path))

@@ -373,3 +373,20 @@ def test_pool_runs_from_stdin_without_a_main_guard() -> None:
     done = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == str(dict(monte_carlo(SCENARIO, 4, executor="serial", params=FAST).outcome_counts()))
+
+
+def test_spawn_pool_that_cannot_start_stops_at_once_naming_the_fix() -> None:
+    """With the ``spawn`` start method (macOS, Windows), workers re-import the main script;
+    from ``python -`` they cannot (there is no file), so the first pool breaks before any
+    result: the run stops with one line naming the guard and ``workers=1``, no restarts."""
+    code = (
+        "import bullet_setimpact.pool as pool\n"
+        "pool.start_method = lambda: 'spawn'\n"
+        "from bullet_setimpact.rollouts import monte_carlo\n"
+        f"monte_carlo({SCENARIO!r}, 4, workers=2, params={FAST!r})\n"
+    )
+    done = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: the rollout pool could not start") and "__main__" in last and "workers=1" in last
+    assert "restarting the pool" not in done.stderr
