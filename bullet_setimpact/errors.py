@@ -15,6 +15,10 @@ class ImpactFailure(SetImpactError):  # noqa: N818  (a failed impact, not a prog
     """An impact law's outcome failed the checks (or the law raised); nothing was written back."""
 
 
+class LawContractError(SetImpactError, AssertionError):
+    """An impact law broke the contract :func:`bullet_setimpact.testing.check_law` checks."""
+
+
 class SetImpactWarning(UserWarning):
     """Base class of the package's warnings (filter them all with this category)."""
 

@@ -34,11 +34,12 @@ import pybullet_data
 from .bullet.contacts import Contact
 from .bullet.examples import ExampleWorld, load_static
 from .bullet.simulator import ImpactSimulator
+from .data import data_path
 from .labels import in_link_frame
 from .laws import ImpactLaw, RouthImpact, get_law
 
-#: The project's scenario scripts (``scenarios/`` at the repository root).
-SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+#: The project's scenario scripts (:func:`bullet_setimpact.data_path`).
+SCENARIO_DIR = Path(data_path("scenarios"))
 #: Parameters every scenario may have that must be positive (seconds).
 POSITIVE_PARAMETERS = frozenset({"duration", "time_step"})
 #: Gravitational acceleration of every scenario [m/s^2] (the journal's g).

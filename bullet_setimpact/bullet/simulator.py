@@ -50,6 +50,9 @@ TARGET_FRACTION = 0.1
 LOOKAHEAD = 0.1
 #: Relative energy increase above which a law's outcome is rejected.
 ENERGY_TOL = 1e-9
+#: Bullet's own ``stepSimulation``, bound before :mod:`bullet_setimpact.hooks` can replace
+#: ``pybullet.stepSimulation``: the simulator's steps never enter the hook.
+bullet_step_simulation = p.stepSimulation
 
 
 @dataclass(frozen=True)
@@ -355,7 +358,7 @@ class ImpactSimulator:
 
     def _bullet_step(self, duration: float) -> None:
         self._set_time_step(duration)
-        p.stepSimulation(physicsClientId=self.client)
+        bullet_step_simulation(physicsClientId=self.client)
 
     def _set_time_step(self, duration: float) -> None:
         if duration != self._current_step:

@@ -19,6 +19,9 @@ import numpy as np
 from ..errors import LCPError
 from ..lcp import LEMKE_ATTEMPTS, RESIDUAL_TOL, LCPSolution, lemke, random_covering
 
+#: Cached bases tested together (one stacked product) when the most-hit ones all fail a sample.
+REST_BLOCK = 8
+
 
 def random_lemke(W: np.ndarray, w: np.ndarray, rng: np.random.Generator, tol: float = RESIDUAL_TOL) -> LCPSolution:
     """:func:`lemke` with a random covering vector, retried with fresh ones on failure.
@@ -121,6 +124,14 @@ class LemkeSolver:
         return random_lemke(self.W, w, rng, self.tol).z
 
 
+def _basic_values(entries: list[_CachedBasis], columns: np.ndarray, n: int) -> np.ndarray:
+    """``values[k, :, s]``: the ``n`` basic values ``x`` of basis ``entries[k]`` for parameter column
+    ``s`` (one stacked product for all the bases; shape ``(len(entries), n, S)``)."""
+    if not entries:
+        return np.zeros((0, n, columns.shape[1]))
+    return (np.concatenate([entry.response for entry in entries]) @ columns).reshape(len(entries), n, columns.shape[1])
+
+
 @dataclass
 class _CachedBasis:
     basis: np.ndarray  # (n,) bool
@@ -189,34 +200,34 @@ class BatchedLCPSolver:
         if samples == 0:
             return np.zeros((0, self.W.shape[0]))
         columns = np.ascontiguousarray(u.T)
-        scale = self.tol * (1.0 + self._rhs_norm * np.max(np.abs(u), axis=1))
-        choice = np.full(samples, -1)
-        best_key = np.full(samples, -1.0)
-        for index, entry in enumerate(self._cache[: self.candidates]):
-            feasible = (entry.response @ columns).min(axis=0) >= -scale
+        scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns).max(axis=0))
+        top = self._cache[: self.candidates]
+        values = _basic_values(top, columns, self.W.shape[0])
+        feasible_top = values.min(axis=1) >= -scale
+        keys = np.full((len(top), samples), -1.0)
+        for index, feasible in enumerate(feasible_top):
             if feasible.any():
-                key = np.where(feasible, rng.random(samples), -1.0)
-                better = key > best_key
-                best_key[better] = key[better]
-                choice[better] = index
-        for index in range(self.candidates, len(self._cache)):
+                keys[index] = np.where(feasible, rng.random(samples), -1.0)
+        choice = keys.argmax(axis=0) if top else np.full(samples, -1)
+        choice[~feasible_top.any(axis=0)] = -1
+        for begin in range(self.candidates, len(self._cache), REST_BLOCK):
             pending = np.flatnonzero(choice < 0)
             if pending.size == 0:
                 break
-            feasible = (self._cache[index].response @ columns[:, pending]).min(axis=0) >= -scale[pending]
-            choice[pending[feasible]] = index
+            block = self._cache[begin : begin + REST_BLOCK]
+            feasible_rest = _basic_values(block, columns[:, pending], self.W.shape[0]).min(axis=1) >= -scale[pending]
+            found = feasible_rest.any(axis=0)
+            choice[pending[found]] = begin + feasible_rest.argmax(axis=0)[found]
         self.stats.cache_hits += int((choice >= 0).sum())
 
         explored = rng.choice(samples, size=min(explore, samples), replace=False) if explore else np.empty(0, int)
         for i in explored:
             choice[i] = self._explore(u[i], _switchable_entries(self._sparsify, switchable, i), scale[i], rng)
-        for i in range(samples):
-            if choice[i] < 0:
-                index = self._lemke_index(self.rhs_map @ u[i], rng)
-                pending = np.flatnonzero(choice < 0)
-                feasible = (self._cache[index].response @ columns[:, pending]).min(axis=0) >= -scale[pending]
-                choice[pending[feasible]] = index
-                choice[i] = index
+        while (pending := np.flatnonzero(choice < 0)).size:
+            index = self._lemke_index(self.rhs_map @ u[pending[0]], rng)
+            feasible = (self._cache[index].response @ columns[:, pending]).min(axis=0) >= -scale[pending]
+            choice[pending[feasible]] = index
+            choice[pending[0]] = index
 
         z = np.zeros((samples, self.W.shape[0]))
         for index in np.unique(choice):
@@ -228,7 +239,7 @@ class BatchedLCPSolver:
         self._cache.sort(key=lambda entry: -entry.hits)
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}
         self.stats.bases = len(self._cache)
-        return np.maximum(z, 0.0)
+        return np.maximum(z, 0.0, out=z)
 
     def _explore(self, sample: np.ndarray, allowed: np.ndarray, scale: float, rng: np.random.Generator) -> int:
         """Lemke on the sample itself and on a sparsified copy; returns a feasible one of the two at random."""
