@@ -161,17 +161,17 @@ def rollouts_figure(results: RolloutResults, path: str | None = None, dpi: int =
 
 
 def first_impact_normals(results: RolloutResults) -> tuple[tuple[str, str], np.ndarray] | None:
-    """The two most frequent contact labels and, per rollout whose first impact has both,
-    their post-impact normal velocities, shape ``(k, 2)``; None if fewer than two labels."""
+    """The two most frequent contact labels and, per finished rollout whose first impact has
+    both, their post-impact normal velocities, shape ``(k, 2)``; None if fewer than two labels."""
     frequency: dict[str, int] = {}
-    for record in results.records:
+    for record in results.finished:
         for label in record.events[0].labels if record.events else ():
             frequency[label] = frequency.get(label, 0) + 1
     if len(frequency) < 2:
         return None
     first, second = sorted(frequency, key=lambda label: (-frequency[label], label))[:2]
     rows = []
-    for record in results.records:
+    for record in results.finished:
         if record.events:
             event = record.events[0]
             velocity = {label: value for label, value in zip(event.labels, event.normal_after, strict=True)}
