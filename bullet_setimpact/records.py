@@ -1,18 +1,16 @@
-"""What a Monte Carlo run produced, and its analysis: one record per rollout, one per impact.
+"""What one rollout produced: one record per rollout, one per impact, as plain arrays.
 
-:class:`EventRecord` summarizes an impact as plain arrays, :class:`RolloutRecord` a rollout
-(with (de)serialization to flat arrays), and :class:`RolloutResults` a run: outcome counts,
-per-contact modes, a text report, a DataFrame, and one-file save/load.  Nothing here runs
-a simulation (that is :mod:`bullet_setimpact.rollouts`).
+:class:`EventRecord` summarizes an impact, :class:`RolloutRecord` a rollout (finished, or
+failed with the reason and the events before the failure), with (de)serialization to flat
+arrays for ``np.savez``.  The analysis of a whole run is :mod:`bullet_setimpact.results`;
+nothing here runs a simulation (that is :mod:`bullet_setimpact.rollouts`).
 """
 
 from __future__ import annotations
 
 import json
-import zipfile
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,8 @@ SLIDE_THRESHOLD = 1e-3
 class EventRecord:
     """One impact of a rollout, as plain arrays (see :class:`ImpactEvent`).
 
-    ``labels`` name the contacts (the scenario's ``label_contact``), ``normal_before`` /
+    ``labels`` name the contacts (the scenario's :meth:`~Scenario.contact_labels`) and
+    ``definitions`` say what each label is (body, link, point in the link frame); ``normal_before`` /
     ``normal_after`` and ``slip_after`` are each contact's normal velocity before and after
     and sliding speed after [m/s]; ``classes`` are "stick", "slide" or "lift off" per contact
     (thresholds :data:`LIFT_THRESHOLD`, :data:`SLIDE_THRESHOLD`).
@@ -51,6 +50,10 @@ class EventRecord:
     energy_after: float
     steps: int
     law: str
+    definitions: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"EventRecord(time={self.time:.4f}, law={self.law!r}, outcome={self.outcome!r})"
 
     @property
     def classes(self) -> tuple[str, ...]:
@@ -60,6 +63,10 @@ class EventRecord:
     def outcome(self) -> str:
         """The event's outcome class, e.g. ``"A:lift off B:stick"`` (contacts sorted by label)."""
         return " ".join(f"{label}:{kind}" for label, kind in sorted(zip(self.labels, self.classes, strict=True)))
+
+
+#: The scalars of a :class:`RolloutRecord` stored in its JSON ``meta`` entry.
+RECORD_SCALARS = ("index", "wall_time", "stepping_wall_time", "simulated_time", "seed", "failure")
 
 
 def classify(normal_velocity: float, slip_speed: float) -> str:
@@ -74,7 +81,8 @@ def event_record(event: ImpactEvent, scenario: Scenario) -> EventRecord:
     problem = event.problem
     return EventRecord(
         time=event.time,
-        labels=tuple(scenario.contact_label(contact) for contact in event.contacts),
+        labels=scenario.contact_labels(event.contacts),
+        definitions=tuple(scenario.contact_definition(contact) for contact in event.contacts),
         coordinates=event.coordinates,
         v_minus=event.v_minus,
         v_plus=event.v_plus,
@@ -101,9 +109,16 @@ class RolloutRecord:
     energy_time, energy : ndarray
         Kinetic energy of the scenario's bodies through the rollout [s, J] (decimated).
     wall_time : float
-        Seconds the rollout took, build included.
-    simulation_time : float
-        Of those, seconds spent stepping the simulation.
+        Wall-clock seconds the rollout took, build included.
+    stepping_wall_time : float
+        Of those, wall-clock seconds spent stepping the simulation.
+    simulated_time : float
+        Simulated seconds reached (less than the duration if the rollout failed).
+    seed : int
+        The run's root seed: the rollout's stream is ``SeedSequence(seed).spawn(n)[index]``.
+    failure : str or None
+        Why the rollout stopped early (``"ImpactFailure: ..."``), None if it finished;
+        ``events`` then hold the impacts before the failure.
     """
 
     index: int
@@ -112,17 +127,27 @@ class RolloutRecord:
     energy_time: np.ndarray
     energy: np.ndarray
     wall_time: float
-    simulation_time: float
+    stepping_wall_time: float
+    simulated_time: float = 0.0
+    seed: int = 0
+    failure: str | None = None
+
+    def __repr__(self) -> str:
+        status = "finished" if self.failure is None else f"failed at t={self.simulated_time:.4f} s: {self.failure}"
+        return f"RolloutRecord(index={self.index}, seed={self.seed}, events={len(self.events)}, {status})"
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Flat arrays for ``np.savez`` (scalars and strings in a JSON ``meta`` entry)."""
         arrays: dict[str, np.ndarray] = {"energy_time": self.energy_time, "energy": self.energy}
-        meta: dict[str, Any] = {"index": self.index, "wall_time": self.wall_time, "simulation_time": self.simulation_time, "events": []}
+        meta: dict[str, Any] = {key: getattr(self, key) for key in RECORD_SCALARS} | {"events": []}
         for i, event in enumerate(self.events):
             for key in ("v_minus", "v_plus", "normal_before", "normal_after", "slip_after"):
                 arrays[f"event{i}.{key}"] = getattr(event, key)
             meta["events"].append(
-                {key: getattr(event, key) for key in ("time", "labels", "coordinates", "energy_before", "energy_after", "steps", "law")}
+                {
+                    key: getattr(event, key)
+                    for key in ("time", "labels", "definitions", "coordinates", "energy_before", "energy_after", "steps", "law")
+                }
             )
         for key, value in self.final.items():
             arrays[f"final.{key}"] = value
@@ -141,6 +166,7 @@ class RolloutRecord:
                 EventRecord(
                     time=float(scalars["time"]),
                     labels=tuple(scalars["labels"]),
+                    definitions=tuple(scalars.get("definitions", ())),
                     coordinates=tuple(scalars["coordinates"]),
                     energy_before=float(scalars["energy_before"]),
                     energy_after=float(scalars["energy_after"]),
@@ -151,128 +177,12 @@ class RolloutRecord:
             )
         final = {key[len("final.") :]: np.asarray(value) for key, value in arrays.items() if key.startswith("final.")}
         return cls(
-            meta["index"],
-            tuple(events),
-            final,
-            np.asarray(arrays["energy_time"]),
-            np.asarray(arrays["energy"]),
-            meta["wall_time"],
-            meta["simulation_time"],
+            events=tuple(events),
+            final=final,
+            energy_time=np.asarray(arrays["energy_time"]),
+            energy=np.asarray(arrays["energy"]),
+            **{key: meta[key] for key in RECORD_SCALARS},
         )
-
-
-@dataclass
-class RolloutResults:
-    """The records of a Monte Carlo run, in rollout order, and how it was made.
-
-    Attributes
-    ----------
-    records : list of RolloutRecord
-    config : dict
-        Scenario, parameters, law, seed, rollouts, duration and versions.
-    """
-
-    records: list[RolloutRecord]
-    config: dict[str, Any] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    @property
-    def events(self) -> list[tuple[int, EventRecord]]:
-        """Every event as ``(rollout index, EventRecord)``."""
-        return [(record.index, event) for record in self.records for event in record.events]
-
-    def outcome_counts(self, first_only: bool = True) -> Counter[str]:
-        """How often each outcome class occurred: of each rollout's first impact, or of all impacts."""
-        counts: Counter[str] = Counter()
-        for record in self.records:
-            for event in record.events[:1] if first_only else record.events:
-                counts[event.outcome] += 1
-        return counts
-
-    def contact_modes(self) -> dict[str, Counter[str]]:
-        """Per contact label, how often it ended each impact sticking, sliding or lifting off."""
-        modes: dict[str, Counter[str]] = {}
-        for _, event in self.events:
-            for label, kind in zip(event.labels, event.classes, strict=True):
-                modes.setdefault(label, Counter())[kind] += 1
-        return modes
-
-    def report(self) -> str:
-        """A short text summary (the CLI prints it)."""
-        counts = [len(record.events) for record in self.records]
-        law = self.config.get("law") or "scenario default"
-        lines = [
-            f"{self.config.get('scenario', '?')}: {len(self.records)} rollouts, law {law}, seed {self.config.get('seed', '?')}",
-            f"  impacts: {sum(counts)} in all, {np.mean(counts):.1f} per rollout",
-            f"  outcome classes of the first impact (lift off: vn > {LIFT_THRESHOLD} m/s; slide: |vt| > {SLIDE_THRESHOLD} m/s):",
-        ]
-        for outcome, count in self.outcome_counts().most_common():
-            lines.append(f"    {count:6d}  {outcome}")
-        lines.append(f"  wall time per rollout: median {np.median([r.wall_time for r in self.records]):.3f} s")
-        return "\n".join(lines)
-
-    def save(self, path: str | Path) -> None:
-        """Write ``path`` (.npz, every record) and ``path`` with suffix .json (the config)."""
-        path = Path(path)
-        arrays: dict[str, np.ndarray] = {}
-        for record in self.records:
-            arrays.update({f"r{record.index}/{key}": value for key, value in record.to_arrays().items()})
-        atomic_savez(path, arrays)
-        atomic_write_text(path.with_suffix(".json"), json.dumps(self.config, indent=2, default=str))
-
-    @classmethod
-    def load(cls, path: str | Path) -> RolloutResults:
-        """Read results written by :meth:`save`.
-
-        Raises
-        ------
-        FileNotFoundError
-            If ``path`` does not exist.
-        ValueError
-            Naming ``path`` if it (or its ``.json`` sidecar) is not a results file.
-        """
-        path = Path(path)
-        grouped: dict[int, dict[str, np.ndarray]] = {}
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                for key in data.files:
-                    prefix, name = key.split("/", 1)
-                    grouped.setdefault(int(prefix[1:]), {})[name] = data[key]
-            config = json.loads(path.with_suffix(".json").read_text()) if path.with_suffix(".json").exists() else {}
-            return cls([RolloutRecord.from_arrays(grouped[index]) for index in sorted(grouped)], config)
-        except FileNotFoundError:
-            raise
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
-            raise ValueError(f"{path} is not a RolloutResults file written by save() ({type(exc).__name__}: {exc})") from None
-
-    def to_dataframe(self) -> Any:
-        """One row per (rollout, impact, contact), as a pandas DataFrame (pandas must be installed)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:
-            raise ImportError("RolloutResults.to_dataframe needs pandas: pip install pandas") from exc
-        rows = []
-        for index, event in self.events:
-            for label, vn0, vn1, slip, kind in zip(
-                event.labels, event.normal_before, event.normal_after, event.slip_after, event.classes, strict=True
-            ):
-                rows.append(
-                    {
-                        "rollout": index,
-                        "time": event.time,
-                        "contact": label,
-                        "normal_before": vn0,
-                        "normal_after": vn1,
-                        "slip_after": slip,
-                        "mode": kind,
-                        "energy_before": event.energy_before,
-                        "energy_after": event.energy_after,
-                        "law": event.law,
-                    }
-                )
-        return pd.DataFrame(rows)
 
 
 def atomic_savez(path: Path, arrays: Mapping[str, np.ndarray]) -> None:

@@ -5,21 +5,19 @@ from ``numpy.random.SeedSequence(seed).spawn(rollouts)``, so every rollout's res
 only on its index: results are bit-identical whatever the executor (serial, a process pool,
 a Dask cluster through ``Client(...).get_executor()``) and however many workers.
 
-With ``out=DIR`` every finished rollout is written at once to a resumable results
-directory (:mod:`bullet_setimpact.storage`).  A pool this module owns is rebuilt when one
-of its worker processes dies.  The records are in :mod:`bullet_setimpact.records`.
+A rollout whose impact fails is recorded (index, seed, reason, events before) and the run
+goes on, unless asked otherwise (``on_failure``).  With ``out=DIR`` every rollout is written
+at once to a resumable results directory (:mod:`bullet_setimpact.storage`).  The executors
+and the process pool are in :mod:`bullet_setimpact.pool`, the records in
+:mod:`bullet_setimpact.records` and their analysis in :mod:`bullet_setimpact.results`.
 """
 
 from __future__ import annotations
 
-import logging
-import multiprocessing
-import os
 import sys
 import time
-from collections.abc import Iterable, Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,18 +26,19 @@ import numpy as np
 import pybullet as p
 
 from . import __version__
-from .laws import ImpactLaw
-from .records import EventRecord, RolloutRecord, RolloutResults, event_record
-from .scenario import make, parameters
+from .errors import ImpactFailure, SetImpactError
+from .laws import ImpactLaw, get_law
+from .pool import execute
+from .records import EventRecord, RolloutRecord, event_record
+from .results import RolloutFailure, RolloutResults
+from .scenario import build, make, parameters
 from .storage import RolloutStore
 from .validation import positive_int
 
-__all__ = ["EventRecord", "RolloutRecord", "RolloutResults", "RolloutStore", "RolloutTask", "monte_carlo", "run_rollout"]
+__all__ = ["EventRecord", "RolloutFailure", "RolloutRecord", "RolloutResults", "RolloutStore", "RolloutTask", "monte_carlo", "run_rollout"]
 
-logger = logging.getLogger("bullet_setimpact")
-
-#: Times a pool owned by :func:`monte_carlo` is rebuilt after a worker died.
-MAX_POOL_RESTARTS = 20
+#: What a failed impact does in :func:`monte_carlo`.
+ON_FAILURE = ("record", "raise", "fallback")
 #: Kinetic-energy samples kept per rollout (the series is decimated to at most this).
 ENERGY_SAMPLES = 500
 
@@ -47,14 +46,17 @@ ENERGY_SAMPLES = 500
 # --------------------------------------------------------------------------- one rollout
 @dataclass(frozen=True)
 class RolloutTask:
-    """What a worker needs to run rollout ``index`` (picklable)."""
+    """What a worker needs to run rollout ``index`` (picklable): ``seed`` is the run's root
+    seed and ``stream`` the rollout's ``SeedSequence(seed).spawn(n)[index]``."""
 
     scenario: str | Path
     params: dict[str, Any]
     law: str | ImpactLaw | None
     index: int
-    seed: np.random.SeedSequence
+    seed: int
+    stream: np.random.SeedSequence
     duration: float | None
+    on_failure: str = "record"
 
 
 _WORKER_CLIENT: int | None = None
@@ -69,24 +71,37 @@ def _client() -> int:
 
 
 def run_rollout(task: RolloutTask) -> RolloutRecord:
-    """Build the scenario in a fresh world and simulate it under the law (worker entry point)."""
+    """Build the scenario in a fresh world and simulate it under the law (worker entry point).
+
+    An impact that fails (:class:`~bullet_setimpact.errors.SetImpactError`: the law's outcome
+    rejected, and with ``on_failure="fallback"`` the fallback's too) ends the rollout; the
+    record then holds the reason and the events before it.
+    """
     start = time.perf_counter()
     client = _client()
     p.resetSimulation(physicsClientId=client)
-    rollout = make(task.scenario, client, law=task.law, seed=task.seed, params=task.params, duration=task.duration)
+    simulator_policy = "fallback" if task.on_failure == "fallback" else "raise"
+    rollout = make(
+        task.scenario, client, law=task.law, seed=task.stream, params=task.params, duration=task.duration, on_failure=simulator_policy
+    )
     scenario, simulator, steps = rollout.scenario, rollout.simulator, rollout.steps
     every = max(1, steps // ENERGY_SAMPLES)
     model = simulator.world.restrict([body for body in scenario.bodies.values() if body not in simulator.world.static_bodies])
     energy_time, energy, events = [], [], []
+    failure = None
     stepping = time.perf_counter()
     for step in range(steps):
-        for event in simulator.step():
-            events.append(event_record(event, scenario))
+        try:
+            produced = simulator.step()
+        except SetImpactError as exc:
+            failure = f"{type(exc).__name__}: {exc}"
+            break
+        events += [event_record(event, scenario) for event in produced]
         if step % every == 0 or step == steps - 1:
             energy_time.append(simulator.time)
             velocity = model.velocity()
             energy.append(0.5 * velocity @ model.configuration().mass_matrix() @ velocity)
-    simulation_time = time.perf_counter() - stepping
+    stepping_wall_time = time.perf_counter() - stepping
     return RolloutRecord(
         index=task.index,
         events=tuple(events),
@@ -94,13 +109,16 @@ def run_rollout(task: RolloutTask) -> RolloutRecord:
         energy_time=np.array(energy_time),
         energy=np.array(energy),
         wall_time=time.perf_counter() - start,
-        simulation_time=simulation_time,
+        stepping_wall_time=stepping_wall_time,
+        simulated_time=float(simulator.time),
+        seed=task.seed,
+        failure=failure,
     )
 
 
 # --------------------------------------------------------------------------- driver
 def monte_carlo(
-    scenario: str,
+    scenario: str | Path,
     rollouts: int,
     seed: int = 0,
     law: str | ImpactLaw | None = None,
@@ -111,13 +129,16 @@ def monte_carlo(
     params: Mapping[str, Any] | None = None,
     workers: int | None = None,
     progress: bool | None = None,
+    on_failure: str = "record",
+    retry_failed: bool = False,
 ) -> RolloutResults:
     """Run ``rollouts`` rollouts of ``scenario`` and collect their impacts and final states.
 
     Parameters
     ----------
-    scenario : str
-        A scenario name (:func:`bullet_setimpact.scenario.available`).
+    scenario : str or path
+        A scenario name (:func:`bullet_setimpact.scenario.available`) or the path of a
+        ``.py`` scenario script.
     rollouts : int
     seed : int
         Root seed; rollout ``i`` uses ``SeedSequence(seed).spawn(rollouts)[i]``.
@@ -126,19 +147,30 @@ def monte_carlo(
     executor : Executor, "serial" or None
         Any ``concurrent.futures.Executor`` (e.g. ``dask.distributed.Client(...).get_executor()``);
         "serial" runs in this process; None makes a process pool of ``workers`` (default: the
-        machine's cores), rebuilt if a worker dies.
+        machine's cores; ``workers=1`` runs in this process), rebuilt if a worker dies.  The
+        pool forks on Linux, so scripts without a ``__main__`` guard, notebooks and stdin
+        work; elsewhere it spawns, and a pool that cannot start stops at once naming the fix.
     out : path, optional
         Results directory, written rollout by rollout (see module docstring).
     duration : float, optional
         Simulated time per rollout [s] (default: the scenario's).
     resume : bool
-        Reuse the rollouts already in ``out`` (the run's parameters must match).
+        Reuse the rollouts already in ``out`` (the run's parameters must match), failed ones
+        included unless ``retry_failed``.
     params : mapping, optional
         Scenario parameter overrides.
     workers : int, optional
         Size of the default process pool.
     progress : bool, optional
         Show a tqdm progress bar (default: when stderr is a terminal).
+    on_failure : {"record", "raise", "fallback"}
+        What a failed impact does: "record" ends that rollout, records it (index, seed,
+        reason, events before) in ``RolloutResults.failures`` and goes on; "raise" stops the
+        run with :class:`~bullet_setimpact.errors.ImpactFailure` naming the rollout and seed;
+        "fallback" applies the Anitescu-Potra outcome instead (a rollout whose fallback
+        fails too is recorded).
+    retry_failed : bool
+        On resume, run the recorded failed rollouts again.
 
     Returns
     -------
@@ -150,14 +182,18 @@ def monte_carlo(
     workers = None if workers is None else positive_int("workers", workers)
     if duration is not None and (not isinstance(duration, (int, float)) or not np.isfinite(duration) or duration <= 0):
         raise ValueError(f"duration must be a positive number of seconds, got {duration!r}")
+    if on_failure not in ON_FAILURE:
+        raise ValueError(f"on_failure must be one of {ON_FAILURE}, got {on_failure!r}")
     resolved = parameters(scenario, params)
     config = {
-        "scenario": scenario,
+        "scenario": str(scenario),
         "params": resolved,
         "law": law if law is None or isinstance(law, str) else repr(law),
+        "law_description": law_description(scenario, law, resolved),
         "seed": seed,
         "rollouts": rollouts,
         "duration": duration,
+        "on_failure": on_failure,
         "version": __version__,
         "numpy": np.__version__,
         "pybullet": p.getAPIVersion(),
@@ -168,12 +204,21 @@ def monte_carlo(
     if store is not None and resume:
         for index in range(rollouts):
             record = store.load(index)
-            if record is not None:
+            if record is not None and (record.failure is None or not retry_failed):
                 records[index] = record
-    pending = [RolloutTask(scenario, resolved, law, index, children[index], duration) for index in range(rollouts) if index not in records]
+    pending = [
+        RolloutTask(scenario, resolved, law, index, seed, children[index], duration, on_failure)
+        for index in range(rollouts)
+        if index not in records
+    ]
     bar = _progress_bar(rollouts, len(records), progress)
     try:
-        for record in _execute(pending, executor, workers):
+        for record in execute(run_rollout, pending, executor, workers):
+            if record.failure is not None and on_failure == "raise":
+                raise ImpactFailure(
+                    f"rollout {record.index} (seed {seed}) failed at t = {record.simulated_time:.4f} s: {record.failure}; "
+                    "on_failure='record' (--on-failure record) records it and goes on"
+                )
             records[record.index] = record
             if store is not None:
                 store.save(record)
@@ -183,40 +228,20 @@ def monte_carlo(
     return RolloutResults([records[index] for index in range(rollouts)], config)
 
 
+def law_description(scenario: str | Path, law: str | ImpactLaw | None, params: Mapping[str, Any]) -> str:
+    """The law a run uses, with its parameters (``repr``); the scenario's own law is read
+    from a build of the scenario in a scratch client."""
+    if law is not None:
+        return repr(get_law(law))
+    client = p.connect(p.DIRECT)
+    try:
+        return repr(build(scenario, client, params).law)
+    finally:
+        p.disconnect(client)
+
+
 def _progress_bar(total: int, done: int, enabled: bool | None) -> Any:
     from tqdm import tqdm
 
     disable = not sys.stderr.isatty() if enabled is None else not enabled
     return tqdm(total=total, initial=done, desc="rollouts", unit="rollout", disable=disable)
-
-
-def _execute(tasks: list[RolloutTask], executor: Executor | str | None, workers: int | None) -> Iterable[RolloutRecord]:
-    """Yield each task's record as it completes."""
-    if not tasks:
-        return
-    if executor == "serial":
-        for task in tasks:
-            yield run_rollout(task)
-        return
-    if isinstance(executor, Executor):
-        submitted = [executor.submit(run_rollout, task) for task in tasks]
-        for done in as_completed(submitted):
-            yield done.result()
-        return
-    if executor is not None:
-        raise ValueError(f"executor must be a concurrent.futures.Executor, 'serial' or None, got {executor!r}")
-    remaining = {task.index: task for task in tasks}
-    for _ in range(MAX_POOL_RESTARTS + 1):
-        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"))
-        try:
-            futures: dict[Future, int] = {pool.submit(run_rollout, task): index for index, task in remaining.items()}
-            for future in as_completed(futures):
-                record = future.result()
-                del remaining[record.index]
-                yield record
-            return
-        except BrokenProcessPool:
-            logger.warning("a rollout worker died; restarting the pool for the %d unfinished rollouts", len(remaining))
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-    raise RuntimeError(f"the rollout pool broke more than {MAX_POOL_RESTARTS} times; {len(remaining)} rollouts unfinished")

@@ -35,6 +35,7 @@ from .bullet.contacts import Contact
 from .bullet.examples import ExampleWorld, load_static
 from .bullet.simulator import ImpactSimulator
 from .data import data_path
+from .labels import in_link_frame
 from .laws import ImpactLaw, RouthImpact, get_law
 
 #: The project's scenario scripts (:func:`bullet_setimpact.data_path`).
@@ -79,13 +80,52 @@ class Scenario:
     label_contact: Callable[[Contact], str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        return f"Scenario(name={self.name!r}, client={self.client}, bodies={self.bodies}, duration={self.duration}, law={self.law!r})"
+
+    def _side(self, contact: Contact) -> tuple[int, int, np.ndarray, int]:
+        """``(body, link, world point, other body)`` of the scenario body's side of ``contact``."""
+        body = contact.body_b if contact.body_b in self.bodies.values() else contact.body_a
+        link, point, other = contact.side(body)
+        return body, link, point, other
+
     def contact_label(self, contact: Contact) -> str:
         """The name of a contact (see ``label_contact``)."""
         if self.label_contact is not None:
             return self.label_contact(contact)
-        body, link = (contact.body_b, contact.link_b) if contact.body_b in self.bodies.values() else (contact.body_a, contact.link_a)
+        body, link, _, _ = self._side(contact)
         names = {value: key for key, value in self.bodies.items()}
         return f"{names.get(body, body)}:{link}"
+
+    def contact_labels(self, contacts: Sequence[Contact]) -> tuple[str, ...]:
+        """:meth:`contact_label` of each contact, made distinct within the event where the
+        geometry allows: contacts sharing a label at different corners of their link get the
+        octant of their point in the link frame, e.g. ``slab[-x+y-z]`` (two points of one
+        corner keep the shared label)."""
+        labels = [self.contact_label(contact) for contact in contacts]
+        for label in {label for label in labels if labels.count(label) > 1}:
+            group = [i for i, other in enumerate(labels) if other == label]
+            octants = [self._octant(contacts[i]) for i in group]
+            if len(set(octants)) == len(group):
+                for i, octant in zip(group, octants, strict=True):
+                    labels[i] = f"{label}[{octant}]"
+        return tuple(labels)
+
+    def _octant(self, contact: Contact) -> str:
+        """``"-x+y-z"``: the signs of the contact point in its link's frame."""
+        body, link, point, _ = self._side(contact)
+        local = in_link_frame(self.client, body, link, point)
+        return "".join(f"{'-' if value < 0.0 else '+'}{axis}" for value, axis in zip(local, "xyz", strict=True))
+
+    def contact_definition(self, contact: Contact) -> str:
+        """What a contact label stands for: body, link, point in the link frame [m], other body."""
+        body, link, point, other = self._side(contact)
+        names = {value: key for key, value in self.bodies.items()} | {
+            value: key for key, value in self.extra.items() if isinstance(value, int) and not isinstance(value, bool)
+        }
+        link_name = p.getJointInfo(body, link, physicsClientId=self.client)[12].decode() if link >= 0 else "base"
+        x, y, z = in_link_frame(self.client, body, link, point)
+        return f"{names.get(body, body)} {link_name} at ({x:+.2f}, {y:+.2f}, {z:+.2f}) m in the link frame, on {names.get(other, other)}"
 
     def observe(self) -> dict[str, np.ndarray]:
         """Final-state summary: base position, orientation (quaternion) and velocities, and
@@ -188,6 +228,26 @@ def available() -> dict[str, str]:
 def docstring(path: Path) -> str:
     """The module docstring of the script at ``path``, stripped (``""`` if none), without running it."""
     return (ast.get_docstring(ast.parse(path.read_text(), filename=str(path))) or "").strip()
+
+
+def parameter_help(name: str | Path) -> list[tuple[str, Any, str]]:
+    """``(parameter, default, comment)`` for each entry of the script's ``DEFAULTS``: the
+    comment on the entry's line (meaning and unit), or ``""``.  Read from the source; the
+    defaults come from the loaded script."""
+    path = script_path(name)
+    source = path.read_text()
+    lines = source.splitlines()
+    comments: dict[str, str] = {}
+    for node in ast.walk(ast.parse(source, filename=str(path))):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or not isinstance(node.value, ast.Dict):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(isinstance(target, ast.Name) and target.id == "DEFAULTS" for target in targets):
+            for key in node.value.keys:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    line = lines[key.lineno - 1]
+                    comments[key.value] = line.split("#", 1)[1].strip() if "#" in line else ""
+    return [(key, value, comments.get(key, "")) for key, value in load(name).DEFAULTS.items()]
 
 
 def script_path(name: str | Path) -> Path:
@@ -313,12 +373,13 @@ def make(
     seed: np.random.SeedSequence | int | None = None,
     params: Mapping[str, Any] | None = None,
     duration: float | None = None,
+    on_failure: str = "raise",
 ) -> Rollout:
     """Build scenario ``name`` (a shipped name or a script path) in ``client`` (an empty
     world) with its simulator under ``law`` (:func:`make_law`) and ``seed``; ``duration``
-    [s] overrides the scenario's."""
+    [s] overrides the scenario's; ``on_failure`` is the simulator's ("raise" or "fallback")."""
     scenario = build(name, client, params)
-    simulator = ImpactSimulator(make_law(law, scenario), client, seed=seed)
+    simulator = ImpactSimulator(make_law(law, scenario), client, seed=seed, on_failure=on_failure)
     time_step = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
     steps = max(1, round((duration if duration is not None else scenario.duration) / time_step))
     return Rollout(scenario, simulator, time_step, steps)

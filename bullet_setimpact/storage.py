@@ -41,7 +41,7 @@ class RolloutStore:
                     if stored.get(key) != config.get(key):
                         raise ValueError(
                             f"results directory {str(directory)!r} holds a different run ({key}: {stored.get(key)!r} there, "
-                            f"{config.get(key)!r} now); use another out, or resume=False to start over"
+                            f"{config.get(key)!r} now); use another out, or start over with resume=False (--no-resume)"
                         )
             else:
                 for stale in self.directory.glob("rollout_*.npz"):
