@@ -31,6 +31,9 @@ from .branch_sampling import BatchedLCPSolver, LemkeSolver
 CHUNK_SIZE = 32768
 #: Samples per batched step that always go to Lemke, to discover new LCP solutions.
 EXPLORE_PER_STEP = 4
+#: :meth:`RouthImpact.step_size` ignores contacts whose ``Jn_i M^-1 Jn_i^T`` is below this
+#: fraction of the largest (zero or round-off rows).
+RIGID_ROW_TOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -205,12 +208,18 @@ class RouthImpact(ImpactLaw):
     def step_size(self, problem: ImpactProblem, v_minus: np.ndarray) -> float:
         """``h`` in N s: the fixed ``step``, or for ``step="auto"`` the largest normal impulse that
         would stop one colliding contact alone, ``max_i -Jn_i v / (Jn_i M^-1 Jn_i^T)`` (so one
-        step can end any single contact's collision whatever the impact's scale)."""
+        step can end any single contact's collision whatever the impact's scale).
+
+        Contacts whose inverse effective mass ``Jn_i M^-1 Jn_i^T`` is zero (a zero Jacobian
+        row: the contact cannot move along its normal) or below :data:`RIGID_ROW_TOL` of the
+        largest are left out: they can neither collide nor be stopped.  ``1.0`` only when no
+        other contact approaches (no step is then taken)."""
         if self.step != "auto":
             return float(self.step)
         normal = problem.normal_velocities(v_minus)
         effective = np.einsum("iv,vi->i", problem.Jn, problem.solve_mass(problem.Jn.T))
-        stopping = np.max(-normal / effective, initial=0.0)
+        movable = effective > RIGID_ROW_TOL * np.max(effective, initial=0.0)
+        stopping = np.max(-normal[movable] / effective[movable], initial=0.0)
         return float(stopping) if stopping > 0.0 else 1.0
 
     def _problem(self, problem: ImpactProblem) -> ImpactProblem:
