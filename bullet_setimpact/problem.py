@@ -17,8 +17,6 @@ from scipy.linalg import cho_solve
 COLLISION_TOL = 1e-8
 #: Default number of linearized friction directions for spatial contacts.
 SPATIAL_FRICTION_DIRECTIONS = 8
-#: Largest number of contacts one problem may hold.
-MAX_CONTACTS = 64
 
 
 def friction_basis(tangent_dim: int, directions: int | None = None) -> np.ndarray:
@@ -72,7 +70,8 @@ class ImpactProblem:
     ------
     ValueError
         Naming the argument: M not symmetric positive definite, shape mismatch,
-        ``mu < 0``, NaN or inf, no contacts, or more than 64 contacts.
+        ``mu < 0``, NaN or inf, or no contacts.  There is no upper limit on the contacts
+        (the LCP solvers handle hundreds; large sets are reduced before they get here).
     """
 
     def __init__(
@@ -100,8 +99,6 @@ class ImpactProblem:
         m = Jn.shape[0]
         if m == 0:
             raise ValueError("Jn must have at least one contact row (m = 0)")
-        if m > MAX_CONTACTS:
-            raise ValueError(f"Jn has {m} contacts; at most {MAX_CONTACTS} are supported")
         if Jn.shape[1] != nv:
             raise ValueError(f"Jn must have shape (m, {nv}) to match M, got {Jn.shape}")
         if Jt.shape[0] != m or Jt.shape[1] not in (1, 2) or Jt.shape[2] != nv:
