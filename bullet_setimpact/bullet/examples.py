@@ -15,6 +15,7 @@ import numpy as np
 import pybullet as p
 
 from .. import planar
+from .inventory import movable_joints
 
 #: The project's URDF directory (``urdf/`` at the repository root).
 URDF_DIR = Path(__file__).resolve().parents[2] / "urdf"
@@ -96,7 +97,7 @@ def load_planar_example(
     for filename, block in PLANAR_URDFS[name]:
         body = p.loadURDF(urdf_path(filename), useFixedBase=True, flags=flags, physicsClientId=client)
         joints = list(range(p.getNumJoints(body, physicsClientId=client)))
-        movable = [j for j in joints if p.getJointInfo(body, j, physicsClientId=client)[2] != p.JOINT_FIXED]
+        movable = list(movable_joints(client, body))
         p.setJointMotorControlArray(body, movable, p.VELOCITY_CONTROL, forces=[0.0] * len(movable), physicsClientId=client)
         for link in [-1, *joints]:
             p.changeDynamics(body, link, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
