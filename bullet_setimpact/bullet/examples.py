@@ -105,3 +105,26 @@ def load_planar_example(
             p.resetJointState(body, joint, float(value), float(rate), physicsClientId=client)
         bodies.append(body)
     return ExampleWorld(example, tuple(bodies), ground, wall)
+
+
+#: Size [m] of a ``pybullet_data/jenga/jenga.urdf`` block (its collision box).
+JENGA_BLOCK = (0.15, 0.05, 0.03)
+
+
+def load_jenga_stack(client: int, layers: int = 3, drop: float = 0.1) -> list[int]:
+    """A jenga stack of ``layers`` crossed layers of 3 ``pybullet_data`` blocks, resting on
+    each other, its bottom face ``drop`` above ``z = 0`` (load the ground separately)."""
+    import pybullet_data
+
+    _, width, height = JENGA_BLOCK
+    path = str(Path(pybullet_data.getDataPath()) / "jenga" / "jenga.urdf")
+    bodies = []
+    for layer in range(layers):
+        z = drop + height * (layer + 0.5)
+        yaw = 0.0 if layer % 2 == 0 else np.pi / 2
+        orientation = p.getQuaternionFromEuler([0.0, 0.0, yaw])
+        for k in (-1, 0, 1):
+            offset = k * width
+            position = [0.0, offset, z] if layer % 2 == 0 else [offset, 0.0, z]
+            bodies.append(p.loadURDF(path, position, orientation, physicsClientId=client))
+    return bodies
