@@ -22,6 +22,7 @@ and humanoid.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -81,7 +82,7 @@ def build(world: World, height: float) -> int:
         table = p.loadURDF("table/table.urdf", useFixedBase=True, physicsClientId=client)
         top = p.getAABB(table, -1, physicsClientId=client)[1][2]
     else:
-        p.loadURDF(data_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+        p.loadURDF(os.path.join(data_path(), "ground_box.urdf"), useFixedBase=True, physicsClientId=client)
         top = 0.0
     body = p.loadURDF(world.urdf, [0, 0, 5.0], useFixedBase=world.fixed_base, physicsClientId=client)
     lowest = min(p.getAABB(body, link, physicsClientId=client)[0][2] for link in range(-1, p.getNumJoints(body, physicsClientId=client)))

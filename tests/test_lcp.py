@@ -11,8 +11,12 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from bullet_setimpact import ImpactProblem, LCPError, planar
+from bullet_setimpact import lcp as lcp_module
+from bullet_setimpact.errors import LCPSolverError, LemkeError
 from bullet_setimpact.laws.branch_sampling import BatchedLCPSolver, LemkeSolver
-from bullet_setimpact.lcp import RESIDUAL_TOL, basis_matrix, lcp_residual, lemke
+from bullet_setimpact.laws.routh import step_lcp_bounds, step_solver
+from bullet_setimpact.lcp import RESIDUAL_TOL, basis_matrix, complete_solve, lcp_residual, lemke, random_covering, solve_lcp
+from bullet_setimpact.lcp_milp import milp_lcp
 
 
 def _random_lcp(seed: int, n: int, family: str, degenerate: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -185,3 +189,119 @@ def test_lemke_is_scale_invariant() -> None:
         scaled = lemke(a * W, b * w)
         np.testing.assert_allclose(scaled.z, b * reference.z / a, rtol=1e-9, atol=0.0)
         assert lcp_residual(a * W, b * w, scaled.z) <= 1e-9
+
+
+# --------------------------------------------------------------------------- solve_lcp's chain
+def _step_lcp(seed: int, m: int = 3, nv: int = 6, duplicate: bool = False) -> tuple[ImpactProblem, np.ndarray, np.ndarray]:
+    """A random spatial step LCP (eq. 75): ``(problem, caps, v)``; ``duplicate`` repeats contact 0's rows."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(nv, nv))
+    Jn, Jt = rng.normal(size=(m, nv)), rng.normal(size=(m, 2, nv))
+    if duplicate:
+        Jn[1], Jt[1] = Jn[0], Jt[0]
+    problem = ImpactProblem(a @ a.T / nv + 0.1 * np.eye(nv), Jn, Jt, rng.uniform(0.0, 2.0, m))
+    v = rng.normal(size=nv)
+    if not problem.colliding(v):
+        v = -v
+    return problem, rng.uniform(0.0, 1.0, m), v
+
+
+def _always_fails(*args: object, **kwargs: object) -> None:
+    raise LemkeError("injected Lemke failure")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_solve_lcp_with_an_rng_draws_as_randomized_lemke_did(seed: int) -> None:
+    """The fast path is unchanged: ``solve_lcp(W, w, rng=...)`` returns what Lemke with the
+    first random covering vector drawn from the same generator returns, and leaves the
+    generator in the same state (one covering vector drawn)."""
+    problem, caps, v = _step_lcp(seed)
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    rng_a, rng_b = np.random.default_rng(seed), np.random.default_rng(seed)
+    solution = solve_lcp(W, w, rng=rng_a)
+    reference = lemke(W, w, covering=random_covering(rng_b, w.shape[0]))
+    np.testing.assert_array_equal(solution.z, reference.z)
+    assert solution.method == "lemke" and not solution.fallback
+    assert rng_a.random() == rng_b.random()
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+@pytest.mark.parametrize("seed", range(8))
+def test_complete_stage_solves_step_lcps_to_full_precision(seed: int, duplicate: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every Lemke stage made to fail, ``solve_lcp`` still returns a solution of the step
+    LCP within ``RESIDUAL_TOL`` (recomputed here), from the mixed-integer stage, and says so;
+    also with two identical contacts (redundant rows: a singular ``W_SS``)."""
+    problem, caps, v = _step_lcp(seed, duplicate=duplicate)
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    monkeypatch.setattr(lcp_module, "lemke", _always_fails)
+    solution = solve_lcp(W, w, rng=np.random.default_rng(seed), bounds=step_lcp_bounds(problem, caps, v))
+    assert solution.method == "milp" and solution.fallback
+    assert lcp_residual(W, w, solution.z) <= RESIDUAL_TOL
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_complete_stage_finds_the_unique_solution_of_p_matrix_lcps(seed: int) -> None:
+    """On a P-matrix LCP (unique solution, found by brute force over all 2^n bases) the
+    complete stage, without bounds, returns that solution."""
+    W, w = _random_lcp(seed, 6, "p", degenerate=seed % 2 == 1)
+    (expected,) = _brute_force_solutions(W, w)
+    np.testing.assert_allclose(complete_solve(W, w, None).z, expected, atol=1e-9 * (1.0 + np.abs(expected).max()))
+
+
+def test_solve_lcp_raises_lcp_error_only_when_there_is_no_solution() -> None:
+    """``LCP([[-1]], [-1])`` needs ``z >= 0`` with ``-z - 1 >= 0``: no feasible point at all, so
+    no solution; with or without bounds the message says so."""
+    W, w = np.array([[-1.0]]), np.array([-1.0])
+    with pytest.raises(LCPError, match="has no solution") as without:
+        solve_lcp(W, w)
+    with pytest.raises(LCPError, match="has no solution") as with_bounds:
+        solve_lcp(W, w, bounds=np.array([10.0]))
+    assert type(without.value) is LCPError and type(with_bounds.value) is LCPError
+
+
+def test_solver_failure_is_not_reported_as_no_solution() -> None:
+    """A mixed-integer solve stopped by its time limit is a solver failure
+    (:class:`LCPSolverError`), not a verdict on the LCP."""
+    problem, caps, v = _step_lcp(3, m=8, nv=12)
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    with pytest.raises(LCPSolverError, match="stopped without an answer"):
+        milp_lcp(W, w, step_lcp_bounds(problem, caps, v), time_limit=1e-9)
+
+
+def test_fallbacks_are_counted_and_give_valid_solutions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When randomized Lemke fails, both branch samplers answer with the deterministic
+    stages and count each such solve in ``stats.fallbacks``; every answer is a solution."""
+    problem, caps, v = _step_lcp(4)
+    u = np.tile(np.concatenate([caps, v]), (5, 1))
+    original = lcp_module.lemke
+
+    def fails_on_random_coverings(W: np.ndarray, w: np.ndarray, covering: np.ndarray | None = None, **kwargs: object) -> object:
+        if covering is not None:
+            raise LemkeError("injected failure of a random covering")
+        return original(W, w, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lcp_module, "lemke", fails_on_random_coverings)
+    for batched in (False, True):
+        solver = step_solver(problem, batched=batched)
+        z = solver.solve(u, np.random.default_rng(0))
+        assert solver.stats.fallbacks == solver.stats.lemke_calls >= 1
+        for row in z:
+            assert lcp_residual(problem.step_matrix, problem.step_rhs_map @ u[0], row) <= RESIDUAL_TOL
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_step_lcp_bounds_hold_for_a_solution(seed: int) -> None:
+    """:func:`step_lcp_bounds` (derived in its docstring) bounds a solution: Lemke's solution,
+    with each ``beta_i`` and ``gamma_i`` lowered to the least value its rows allow (still a
+    solution, recomputed), lies within them, up to Lemke's round-off (``RESIDUAL_TOL`` of
+    its largest entry: a zero cap's impulse may come out as 1e-15)."""
+    problem, caps, v = _step_lcp(seed, m=4)
+    caps[seed % 4] = 0.0
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    m, k = problem.contacts, problem.directions
+    z = lemke(W, w).z.copy()
+    velocity = problem.Jbar @ v + problem.delassus @ z[m : 2 * m + m * k]  # [Jn; J_D] v+ of the step
+    z[:m] = np.where(z[:m] > 0.0, np.maximum(0.0, -velocity[:m]), 0.0)
+    z[-m:] = np.where(z[-m:] > 0.0, np.maximum(0.0, -velocity[m:].reshape(m, k)).max(axis=1), 0.0)
+    assert lcp_residual(W, w, z) <= RESIDUAL_TOL
+    assert np.all(z <= step_lcp_bounds(problem, caps, v) + RESIDUAL_TOL * z.max())

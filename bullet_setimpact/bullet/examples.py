@@ -15,10 +15,11 @@ import numpy as np
 import pybullet as p
 
 from .. import planar
+from ..data import data_path
 from .inventory import movable_joints
 
-#: The project's URDF directory (``urdf/`` at the repository root).
-URDF_DIR = Path(__file__).resolve().parents[2] / "urdf"
+#: The project's URDF directory (:func:`bullet_setimpact.data_path`).
+URDF_DIR = Path(data_path("urdf"))
 
 #: URDF file(s) of each planar example, one per body, and the coordinates each body takes.
 PLANAR_URDFS: dict[str, tuple[tuple[str, slice], ...]] = {

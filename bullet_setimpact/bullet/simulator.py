@@ -52,11 +52,9 @@ TARGET_FRACTION = 0.1
 #: faster than ``LOOKAHEAD / dt`` (24 m/s at 240 Hz) could arrive unannounced; it is then
 #: resolved at the step's end with a logged warning.
 LOOKAHEAD = 0.1
-
-
-def bullet_step(client: int) -> None:
-    """Bullet's own step: the one place the simulator calls ``p.stepSimulation``."""
-    p.stepSimulation(physicsClientId=client)
+#: Bullet's own ``stepSimulation``, bound before :mod:`bullet_setimpact.hooks` can replace
+#: ``pybullet.stepSimulation``: the simulator's steps never enter the hook.
+bullet_step_simulation = p.stepSimulation
 
 
 @dataclass(frozen=True)
@@ -304,7 +302,7 @@ class ImpactSimulator:
 
     def _bullet_step(self, duration: float) -> None:
         self._set_time_step(duration)
-        bullet_step(self.client)
+        bullet_step_simulation(physicsClientId=self.client)
 
     def _set_time_step(self, duration: float) -> None:
         if duration != self._current_step:

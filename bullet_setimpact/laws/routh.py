@@ -49,7 +49,50 @@ def step_solver(problem: ImpactProblem, batched: bool = True) -> BatchedLCPSolve
     Exploration may zero the caps (a contact then takes no impulse in that step).
     """
     kind = BatchedLCPSolver if batched else LemkeSolver
-    return kind(problem.step_matrix, problem.step_rhs_map, sparsify=tuple(range(problem.contacts)))
+    return kind(
+        problem.step_matrix,
+        problem.step_rhs_map,
+        sparsify=tuple(range(problem.contacts)),
+        bounds=lambda u: step_lcp_bounds(problem, u[: problem.contacts], u[problem.contacts :]),
+    )
+
+
+#: Relative margin on :func:`step_lcp_bounds` (round-off must not cut off the bounded solution).
+BOUND_MARGIN = 1e-6
+
+
+def step_lcp_bounds(problem: ImpactProblem, caps: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Upper bounds on ``z = [beta; lambda_n; lambda_D; gamma]`` met by some solution of the step LCP (eq. 75).
+
+    For the complete fallback of :func:`~bullet_setimpact.lcp.solve_lcp`.  With caps
+    ``c = lambda_n_max >= 0`` and ``D = Jbar M^-1 Jbar^T`` (the Delassus matrix):
+
+    - ``lambda_n <= c``: row block 1 is ``c - lambda_n >= 0``;
+    - ``lambda_D,ij <= mu_i c_i``: the cone row ``mu_i lambda_n,i - 1^T lambda_D,i >= 0``
+      and ``lambda_D >= 0``;
+    - every solution with ``beta_i`` above ``b_i = |Jn v|_i + sum_j |D_ij| U_j`` (``U`` the
+      impulse bounds above) can be lowered to ``max(0, -(Jn v + D lambda)_i) <= b_i``: if
+      ``beta_i > 0`` and ``c_i > 0``, complementarity gives ``lambda_n,i = c_i`` and then
+      ``y_n,i = 0``, i.e. ``beta_i = -(Jn v + D lambda)_i``; if ``c_i = 0``, ``lambda_n,i = 0``
+      and ``beta_i`` only appears in ``y_n,i >= 0`` (complementary to ``lambda_n,i = 0``) and
+      in ``beta_i (c_i - lambda_n,i) = 0``, which hold for the lowered value too;
+    - likewise ``gamma_i <= max_j |J_D v + D lambda|_ij``: if some ``lambda_D,ij > 0``,
+      ``y_D,ij = 0`` fixes ``gamma_i = -(J_D v + D lambda)_ij``; if none, the cone row's
+      slack is ``mu_i lambda_n,i``: positive forces ``gamma_i = 0``, zero leaves ``gamma_i``
+      only in ``y_D,i >= 0`` (complementary to zeros), so its smallest feasible value
+      ``max(0, -(J_D v + D lambda)_ij over j)`` may replace it.
+
+    The step LCP always has a solution (journal Theorem 6), hence one within these bounds
+    (times ``1 + BOUND_MARGIN``): an infeasible mixed-integer problem would be a solver
+    failure, never an LCP without solution.
+    """
+    m, mk = problem.contacts, problem.contacts * problem.directions
+    caps = np.maximum(np.asarray(caps, dtype=float), 0.0)
+    impulse = np.concatenate([caps, np.repeat(problem.mu * caps, problem.directions)])
+    velocity = np.abs(problem.Jbar @ v) + np.abs(problem.delassus) @ impulse
+    beta = velocity[:m]
+    gamma = velocity[m:].reshape(m, problem.directions).max(axis=1) if mk else np.zeros(m)
+    return (1.0 + BOUND_MARGIN) * np.concatenate([beta, impulse, gamma])
 
 
 def integrate(
@@ -103,6 +146,9 @@ class OutcomeSet:
         Step LCPs solved in total, final step included.
     lemke_calls : int
         Of those, how many went to Lemke (cache misses and exploration).
+    fallbacks : int
+        Of the Lemke calls, how many randomized Lemke failed on and a deterministic stage
+        of :func:`~bullet_setimpact.lcp.solve_lcp` answered (one valid solution each).
     seconds : float
         Wall-clock time.
     """
@@ -113,6 +159,7 @@ class OutcomeSet:
     terminated_in_algorithm1: int
     lcp_solves: int
     lemke_calls: int
+    fallbacks: int
     seconds: float
 
     @property
@@ -155,6 +202,10 @@ class RouthImpact(ImpactLaw):
         """``RouthImpact("auto", 50)``: a step fit to each impact's scale (:meth:`step_size`)."""
         return cls("auto", 50)
 
+    def spread_outcomes(self, problem: ImpactProblem, v_minus: np.ndarray, samples: int) -> np.ndarray:
+        """The sampled post-impact set, ``outcome_set(problem, v_minus, samples, rng=0)``."""
+        return self.outcome_set(problem, v_minus, samples, rng=0)
+
     def step_size(self, problem: ImpactProblem, v_minus: np.ndarray) -> float:
         """``h`` in N s: the fixed ``step``, or for ``step="auto"`` the largest normal impulse that
         would stop one colliding contact alone, ``max_i -Jn_i v / (Jn_i M^-1 Jn_i^T)`` (so one
@@ -176,7 +227,8 @@ class RouthImpact(ImpactLaw):
         """Algorithm 1 for one sample."""
         problem = self._problem(problem)
         caps = self.step_size(problem, v_minus) * rng.random((1, self.max_steps, problem.contacts))
-        run = integrate(problem, step_solver(problem, batched=False), v_minus[None, :], caps, rng, record_path=True)
+        solver = step_solver(problem, batched=False)
+        run = integrate(problem, solver, v_minus[None, :], caps, rng, record_path=True)
         steps = int(run.steps[0])
         path = np.array([snapshot[0] for snapshot in run.path[: steps + 1]])
         terminated = not problem.colliding(run.velocity[0])
@@ -187,6 +239,7 @@ class RouthImpact(ImpactLaw):
             friction_impulse=problem.friction_impulse(run.impulse[0, m:]),
             terminated=terminated,
             message="" if terminated else f"still colliding after max_steps={self.max_steps} steps",
+            info={"lcp_fallbacks": solver.stats.fallbacks},
         )
 
     @overload
@@ -309,5 +362,6 @@ class RouthImpact(ImpactLaw):
             terminated_in_algorithm1=terminated_early,
             lcp_solves=lcp_solves,
             lemke_calls=solver.stats.lemke_calls,
+            fallbacks=solver.stats.fallbacks,
             seconds=time.perf_counter() - start,
         )
