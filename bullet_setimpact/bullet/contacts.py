@@ -24,6 +24,8 @@ import numpy as np
 import pybullet as p
 
 from ..errors import ManifoldCompletionWarning
+from .frames import inertial_pose, rotation_matrix
+from .inventory import world_bodies
 
 #: Bullet clamps the product of the two lateral frictions to this (btManifoldResult).
 MAX_COMBINED_FRICTION = 10.0
@@ -107,10 +109,6 @@ class _Shape:
     vertices: np.ndarray | None  # (8, 3) corners in the inertial frame, for boxes
 
 
-def _rotation(quaternion: tuple[float, ...] | np.ndarray) -> np.ndarray:
-    return np.array(p.getMatrixFromQuaternion(quaternion)).reshape(3, 3)
-
-
 def _box_corners(half_extents: np.ndarray) -> np.ndarray:
     signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
     return signs * half_extents
@@ -142,8 +140,7 @@ class ContactFinder:
 
     def refresh_bodies(self) -> None:
         """Re-read the world's bodies (call after loading or removing bodies)."""
-        bodies = [p.getBodyUniqueId(i, physicsClientId=self.client) for i in range(p.getNumBodies(physicsClientId=self.client))]
-        self.pairs = [(a, b) for a, b in combinations(sorted(bodies), 2) if a in self.dynamic or b in self.dynamic]
+        self.pairs = [(a, b) for a, b in combinations(world_bodies(self.client), 2) if a in self.dynamic or b in self.dynamic]
         self._shapes.clear()
         self._vertices.clear()
         self._friction.clear()
@@ -264,7 +261,7 @@ class ContactFinder:
             shapes = []
             for data in p.getCollisionShapeData(body, link, physicsClientId=self.client):
                 geometry, dimensions = data[2], np.array(data[3], dtype=float)
-                rotation = _rotation(data[6])
+                rotation = rotation_matrix(data[6])
                 position = np.array(data[5])
                 vertices = None
                 if geometry == p.GEOM_BOX:
@@ -281,13 +278,6 @@ class ContactFinder:
             self._vertices[key] = np.vstack(corners) if corners else None
         return self._vertices[key]
 
-    def _inertial_pose(self, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
-        if link == -1:
-            position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=self.client)
-        else:
-            position, orientation = p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=self.client)[:2]
-        return np.array(position), _rotation(orientation)
-
     def _vertex_gaps(
         self, body_v: int, link_v: int, body_s: int, link_s: int, indices: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]]:
@@ -299,11 +289,11 @@ class ContactFinder:
         local = self._link_vertices(body_v, link_v)
         if local is None:
             return np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, dtype=int), []
-        origin, rotation = self._inertial_pose(body_v, link_v)
+        origin, rotation = inertial_pose(self.client, body_v, link_v)
         if indices is None:
             indices = np.arange(len(local))
         vertices = local[indices] @ rotation.T + origin
-        s_origin, s_rotation = self._inertial_pose(body_s, link_s)
+        s_origin, s_rotation = inertial_pose(self.client, body_s, link_s)
         shapes = self._link_shapes(body_s, link_s)
         measured = [
             self._vertex_distances(vertices, shape, s_origin + s_rotation @ shape.position, s_rotation @ shape.rotation, body_s, link_s)

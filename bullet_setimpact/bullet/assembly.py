@@ -1,0 +1,83 @@
+"""Problem assembly: a contact set and the world model become an :class:`ImpactProblem`.
+
+``Jn = n^T (J_A(p_A) - J_B(p_B))`` with the normal on B pointing to A (journal eq. 12),
+tangent Jacobians from an orthonormal tangent pair per contact (or the one direction a
+planar mechanism can slide along), ``M(q)`` from the configuration and ``mu`` from the
+contacts.  Everything PyBullet-specific about an impact problem is decided here; the
+laws see only the problem.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..problem import ImpactProblem
+from .configuration import Configuration
+from .contacts import Contact
+from .frames import cross
+
+
+def contact_problem(
+    contacts: list[Contact], configuration: Configuration, friction_directions: int | None = None
+) -> tuple[ImpactProblem, list[Contact]]:
+    """The impact problem of a contact set: ``M(q)``, normal and tangent Jacobians, ``mu``.
+
+    Tangents are an orthonormal pair per contact.  When every contact's tangential Jacobian
+    has rank one (a planar mechanism) the problem is planar, with the tangent along the one
+    direction that can slide (its largest world component made positive).  Contacts with
+    identical rows and friction (e.g. both corners of a planar block's edge) are merged:
+    their friction cones add up to one cone, so the impact is the same.  Returns the
+    problem and the contacts behind its rows.
+    """
+    M = configuration.mass_matrix()
+    normals = np.array([contact.normal for contact in contacts])
+    jacobians = np.array(
+        [
+            configuration.point_jacobian(c.body_a, c.link_a, c.position_a) - configuration.point_jacobian(c.body_b, c.link_b, c.position_b)
+            for c in contacts
+        ]
+    )
+    tangents = np.array([tangent_basis(normal) for normal in normals])
+    Jn = np.einsum("id,idv->iv", normals, jacobians)
+    Jt = np.einsum("ikd,idv->ikv", tangents, jacobians)
+    mu = np.array([contact.mu for contact in contacts])
+    planar = planar_tangents(Jt, tangents)
+    Jt = Jt if planar is None else planar
+    rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]])
+    scale = 1e-9 * (1.0 + np.abs(rows).max())
+    keep = [i for i in range(len(contacts)) if not any(np.abs(rows[i] - rows[j]).max() <= scale for j in range(i))]
+    problem = ImpactProblem(M, Jn[keep], Jt[keep], mu[keep], None if planar is not None else friction_directions)
+    return problem, [contacts[i] for i in keep]
+
+
+def tangent_basis(normal: np.ndarray) -> np.ndarray:
+    """Two unit tangents ``(t1, t2)`` with ``t1 x t2 = n`` (deterministic)."""
+    helper = np.eye(3)[np.argmin(np.abs(normal))]
+    t1 = cross(helper, normal)
+    t1 /= np.linalg.norm(t1)
+    return np.array([t1, cross(normal, t1)])
+
+
+def planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
+    """``(m, 1, nv)`` tangent Jacobians if every contact can slide along one direction only."""
+    u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts
+    if np.any(singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)):
+        return None
+    direction = np.einsum("mk,mkd->md", u[:, :, 0], tangents)
+    direction *= np.sign(direction[np.arange(len(direction)), np.argmax(np.abs(direction), axis=1)])[:, None]
+    return np.einsum("md,mkd,mkv->mv", direction, tangents, Jt)[:, None, :]
+
+
+def clusters(contacts: list[Contact], dynamic: set[int]) -> list[list[Contact]]:
+    """Group contacts into impacts that share no dynamic body (``M`` is block-diagonal)."""
+    groups: list[tuple[set[int], list[Contact]]] = []
+    for contact in contacts:
+        bodies = {b for b in (contact.body_a, contact.body_b) if b in dynamic}
+        if not bodies:
+            continue
+        merged = [group for group in groups if group[0] & bodies]
+        for group in merged:
+            groups.remove(group)
+            bodies |= group[0]
+        groups.append((bodies, [c for group in merged for c in group[1]] + [contact]))
+    return [group[1] for group in groups]
