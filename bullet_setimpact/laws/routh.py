@@ -32,7 +32,7 @@ CHUNK_SIZE = 32768
 #: Samples per batched step that always go to Lemke, to discover new LCP solutions.
 EXPLORE_PER_STEP = 4
 #: Default bound on :meth:`RouthImpact.resolve`'s steps beyond ``max_steps`` (before the final ``eps`` step).
-FINAL_STEPS = 1000
+FINAL_STEPS = 100
 #: :meth:`RouthImpact.step_size` ignores contacts whose ``Jn_i M^-1 Jn_i^T`` is below this
 #: fraction of the largest (zero or round-off rows).
 RIGID_ROW_TOL = 1e-12
