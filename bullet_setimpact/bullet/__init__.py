@@ -6,9 +6,10 @@ conventions it relies on.
 
 from __future__ import annotations
 
+from .bodies import BodyModel, inspect_body
 from .configuration import Configuration
 from .frames import rotation_matrix
 from .inventory import check_client
-from .model import BodyModel, WorldModel, inspect_body
+from .model import WorldModel
 
 __all__ = ["BodyModel", "Configuration", "WorldModel", "check_client", "inspect_body", "rotation_matrix"]

@@ -19,15 +19,17 @@ from .frames import cross
 
 def contact_problem(
     contacts: list[Contact], configuration: Configuration, friction_directions: int | None = None
-) -> tuple[ImpactProblem, list[Contact]]:
+) -> tuple[ImpactProblem | None, list[Contact]]:
     """The impact problem of a contact set: ``M(q)``, normal and tangent Jacobians, ``mu``.
 
     Tangents are an orthonormal pair per contact.  When every contact's tangential Jacobian
     has rank one (a planar mechanism) the problem is planar, with the tangent along the one
     direction that can slide (its largest world component made positive).  Contacts with
     identical rows and friction (e.g. both corners of a planar block's edge) are merged:
-    their friction cones add up to one cone, so the impact is the same.  Returns the
-    problem and the contacts behind its rows.
+    their friction cones add up to one cone, so the impact is the same.  A contact whose
+    normal row is zero (a link that cannot move along the normal, e.g. on a fixed base) can
+    neither collide nor separate, and its friction would have no bound: it is dropped.
+    Returns the problem (None when no row is left) and the contacts behind its rows.
     """
     M = configuration.mass_matrix()
     normals = np.array([contact.normal for contact in contacts])
@@ -45,7 +47,10 @@ def contact_problem(
     Jt = Jt if planar is None else planar
     rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]])
     scale = 1e-9 * (1.0 + np.abs(rows).max())
-    keep = [i for i in range(len(contacts)) if not any(np.abs(rows[i] - rows[j]).max() <= scale for j in range(i))]
+    moving = np.abs(Jn).max(axis=1) > 1e-12 * (1.0 + np.abs(Jn).max())
+    keep = [i for i in range(len(contacts)) if moving[i] and not any(np.abs(rows[i] - rows[j]).max() <= scale for j in range(i))]
+    if not keep:
+        return None, []
     problem = ImpactProblem(M, Jn[keep], Jt[keep], mu[keep], None if planar is not None else friction_directions)
     return problem, [contacts[i] for i in keep]
 

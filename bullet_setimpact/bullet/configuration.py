@@ -33,17 +33,27 @@ PyBullet conventions this module relies on (pybullet 3.2.7, proven in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import pybullet as p
 
 from . import kinematics
+from .bodies import BodyModel
 from .frames import inertial_position, rotation_matrix
 from .inventory import check_client
 
-if TYPE_CHECKING:
-    from .model import BodyModel, WorldModel
+
+class Layout(Protocol):
+    """What a :class:`Configuration` reads of its :class:`~bullet_setimpact.bullet.model.WorldModel`."""
+
+    client: int
+    bodies: tuple[BodyModel, ...]
+    nv: int
+
+    def block(self, body: int) -> slice: ...
+
+    def body(self, body: int) -> BodyModel: ...
 
 
 def _base_to_world(matrix: np.ndarray, rotation: np.ndarray) -> np.ndarray:
@@ -85,7 +95,7 @@ class Configuration:
     model : WorldModel
     """
 
-    def __init__(self, model: WorldModel) -> None:
+    def __init__(self, model: Layout) -> None:
         client = check_client(model.client)
         self.model = model
         self._poses: dict[int, _Pose] = {}

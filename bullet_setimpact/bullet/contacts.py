@@ -15,7 +15,6 @@ the shipped URDFs use boxes and spheres.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from itertools import combinations
@@ -26,13 +25,12 @@ import pybullet as p
 from ..errors import ManifoldCompletionWarning
 from .frames import inertial_pose, rotation_matrix
 from .inventory import world_bodies
+from .reduction import MERGE_FRACTION, merge_indices, polygon_indices
 
 #: Bullet clamps the product of the two lateral frictions to this (btManifoldResult).
 MAX_COMBINED_FRICTION = 10.0
 #: Radius of the sphere used to probe point-to-shape distances.
 PROBE_RADIUS = 1e-4
-#: Contact points closer than this are merged [m].
-MERGE_DISTANCE = 1e-5
 #: Extra distance [m] when looking for link pairs near contact.  Bullet's contact
 #: manifold (what its solver uses) measures boxes with sharp corners, but
 #: ``getClosestPoints`` runs GJK on boxes rounded by their 1 mm collision margin and reports
@@ -186,8 +184,32 @@ class ContactFinder:
             candidates += [contact for contact in manifold if contact.gap <= self.tolerance]
             if not candidates and seed.gap <= self.tolerance:
                 candidates = [seed]
-            result += _merge(candidates)
+            result += self._reduce(candidates)
         return result
+
+    def merge_distance(self, link_a: tuple[int, int], link_b: tuple[int, int]) -> float:
+        """Points of one link pair closer than this are one point [m]: the contact tolerance
+        (gaps cannot tell them apart), at most :data:`~.reduction.MERGE_FRACTION` of the
+        smallest box or sphere extent of the two links."""
+        extents = [
+            float(shape.dimensions[0] if shape.geometry == p.GEOM_SPHERE else np.min(shape.dimensions))
+            for key in (link_a, link_b)
+            for shape in self._link_shapes(*key)
+            if shape.geometry in (p.GEOM_BOX, p.GEOM_SPHERE)
+        ]
+        return min([self.tolerance, *(MERGE_FRACTION * extent for extent in extents)])
+
+    def _reduce(self, candidates: list[Contact]) -> list[Contact]:
+        """One link pair's candidates without near-duplicates and, for a face contact, only
+        its contact polygon's vertices (:mod:`.reduction`)."""
+        if len(candidates) <= 1:
+            return candidates
+        points = np.array([c.position_a for c in candidates])
+        kept = [candidates[i] for i in merge_indices(points, self.merge_distance(*candidates[0].pair))]
+        if len(kept) <= 3:
+            return kept
+        polygon = polygon_indices(np.array([c.position_a for c in kept]), np.array([c.normal for c in kept]))
+        return [kept[i] for i in polygon]
 
     def feature_gaps(self, features: list[Feature], distance: float) -> dict[Feature, float]:
         """Current gaps of the given features (``inf`` beyond ``distance`` for pair features).
@@ -312,7 +334,9 @@ class ContactFinder:
         vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s)
         mu = self.friction(body_v, link_v, body_s, link_s)
         found = []
-        for row in np.flatnonzero(gaps <= self.tolerance):
+        # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
+        # other link's vertices and Bullet's manifold hold that contact)
+        for row in np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25)):
             vertex, gap, normal, index, geometry = vertices[row], gaps[row], normals[row], indices[row], geometries[row]
             if geometry == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
                 self._warn_plane(body_v, link_v, body_s, link_s)
@@ -378,12 +402,3 @@ def _box_distance(local: np.ndarray, half: np.ndarray, frame: np.ndarray) -> tup
     normals = np.sign(local) * np.where((outside > 0.0)[:, None], positive, excess == deepest[:, None])
     normals /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normals, normals)), 1e-12)[:, None]
     return gaps, normals @ frame.T
-
-
-def _merge(contacts: list[Contact]) -> list[Contact]:
-    """Drop contacts whose point on A lies within :data:`MERGE_DISTANCE` of an earlier one."""
-    kept: list[Contact] = []
-    for contact in contacts:
-        if all(math.dist(contact.position_a, other.position_a) > MERGE_DISTANCE for other in kept):
-            kept.append(contact)
-    return kept

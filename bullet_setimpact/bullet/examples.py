@@ -112,9 +112,10 @@ def load_planar_example(
 JENGA_BLOCK = (0.15, 0.05, 0.03)
 
 
-def load_jenga_stack(client: int, layers: int = 3, drop: float = 0.1) -> list[int]:
-    """A jenga stack of ``layers`` crossed layers of 3 ``pybullet_data`` blocks, resting on
-    each other, its bottom face ``drop`` above ``z = 0`` (load the ground separately)."""
+def load_jenga_stack(client: int, layers: int = 3, drop: float = 0.1, spacing: float = 1e-3) -> list[int]:
+    """A jenga stack of ``layers`` crossed layers of 3 ``pybullet_data`` blocks, each layer
+    resting on the one below, blocks of a layer ``spacing`` apart side by side, its bottom
+    face ``drop`` above ``z = 0`` (load the ground separately)."""
     import pybullet_data
 
     _, width, height = JENGA_BLOCK
@@ -125,7 +126,7 @@ def load_jenga_stack(client: int, layers: int = 3, drop: float = 0.1) -> list[in
         yaw = 0.0 if layer % 2 == 0 else np.pi / 2
         orientation = p.getQuaternionFromEuler([0.0, 0.0, yaw])
         for k in (-1, 0, 1):
-            offset = k * width
+            offset = k * (width + spacing)
             position = [0.0, offset, z] if layer % 2 == 0 else [offset, 0.0, z]
             bodies.append(p.loadURDF(path, position, orientation, physicsClientId=client))
     return bodies

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import EventCapWarning, ImpactFailure
+from ..errors import EventCapWarning, ImpactFailure, SetImpactError
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
 from ..laws.checked import CheckedLaw
@@ -338,14 +338,20 @@ class ImpactSimulator:
             bodies = tuple(sorted({b for c in cluster for b in (c.body_a, c.body_b) if b in self._dynamic}))
             model = self.world.restrict(bodies)
             configuration = model.configuration()
-            problem, cluster = contact_problem(cluster, configuration, self.friction_directions)
+            try:
+                problem, cluster = contact_problem(cluster, configuration, self.friction_directions)
+            except (SetImpactError, ValueError, np.linalg.LinAlgError) as exc:
+                raise ImpactFailure(
+                    f"the impact problem of {len(cluster)} contacts between bodies {bodies} at t = {time:.6f} s "
+                    f"could not be built ({type(exc).__name__}: {exc}); nothing was written back"
+                ) from exc
             v_minus = model.velocity()
             if not np.all(np.isfinite(v_minus)):
                 raise ValueError(
                     f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; "
                     "was it set with resetBaseVelocity or resetJointState?"
                 )
-            if not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):
+            if problem is None or not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):
                 continue
             result, law_name, failure = self._checked_outcome(problem, v_minus, configuration)
             model.set_velocity(result.v_plus)
