@@ -382,3 +382,14 @@ def test_resolve_reports_an_impact_it_cannot_finish() -> None:
 def test_final_steps_is_validated() -> None:
     with pytest.raises(ValueError, match="final_steps must be an integer >= 1, got 0"):
         RouthImpact(0.1, 5, final_steps=0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_extended_precision_lemke_finds_the_unique_solution(seed: int) -> None:
+    """Stage 3 of ``solve_lcp`` (Lemke in ``np.longdouble``) returns, in float64, the unique
+    solution of a P-matrix LCP (brute force over all 2^n bases)."""
+    W, w = _random_lcp(seed, 6, "p", degenerate=True)
+    (expected,) = _brute_force_solutions(W, w)
+    solution = lemke(W, w, dtype=np.longdouble)
+    assert solution.z.dtype == np.float64 and solution.basis_inverse is not None and solution.basis_inverse.dtype == np.float64
+    np.testing.assert_allclose(solution.z, expected, atol=1e-9 * (1.0 + np.abs(expected).max()))
