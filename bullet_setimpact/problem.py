@@ -48,6 +48,17 @@ def _finite_array(name: str, value: object, ndim: int) -> np.ndarray:
     return array
 
 
+def _per_contact(name: str, value: object, m: int) -> np.ndarray:
+    """``value`` (a scalar or shape ``(m,)``) as a finite float array of shape ``(m,)``."""
+    array = np.asarray(value, dtype=float)
+    array = np.broadcast_to(array, (m,)).copy() if array.ndim == 0 else array
+    if array.shape != (m,):
+        raise ValueError(f"{name} must be a scalar or have shape ({m},), got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, but it contains NaN or inf")
+    return array
+
+
 class ImpactProblem:
     """Impact data at one configuration ``q``: ``M(q)``, ``Jn(q)``, ``Jt(q)``, ``mu``.
 
@@ -67,12 +78,17 @@ class ImpactProblem:
         Generalized non-contact force ``f`` at the impact (gravity, actuation), for the laws
         whose :attr:`~bullet_setimpact.laws.base.ImpactLaw.needs_external_force` is true
         (the plastic law's pseudo-impulse, Johnson et al. eq. 55).  None when not given.
+    restitution : float or array_like, shape (m,), optional
+        Stronge's energetic coefficients ``e_i`` in ``[0, 1]`` per contact (default 0, an
+        inelastic impact); honoured by :class:`~bullet_setimpact.laws.routh.RouthImpact`
+        (model in :mod:`bullet_setimpact.laws.restitution`).
 
     Raises
     ------
     ValueError
         Naming the argument: M not symmetric positive definite, shape mismatch,
-        ``mu < 0``, NaN or inf, no contacts, or more than 64 contacts.
+        ``mu < 0``, restitution outside ``[0, 1]``, NaN or inf, no contacts, or more than
+        64 contacts.
     """
 
     def __init__(
@@ -84,6 +100,7 @@ class ImpactProblem:
         friction_directions: int | None = None,
         *,
         external_force: np.ndarray | None = None,
+        restitution: float | np.ndarray | None = None,
     ) -> None:
         M = _finite_array("M", M, 2)
         Jn = _finite_array("Jn", Jn, 2)
@@ -106,13 +123,12 @@ class ImpactProblem:
             raise ValueError(f"Jn must have shape (m, {nv}) to match M, got {Jn.shape}")
         if Jt.shape[0] != m or Jt.shape[1] not in (1, 2) or Jt.shape[2] != nv:
             raise ValueError(f"Jt must have shape ({m}, 1, {nv}) or ({m}, 2, {nv}), got {Jt.shape}")
-        mu_array = np.broadcast_to(np.asarray(mu, dtype=float), (m,)).copy() if np.ndim(mu) == 0 else np.asarray(mu, dtype=float)
-        if mu_array.shape != (m,):
-            raise ValueError(f"mu must be a scalar or have shape ({m},), got shape {mu_array.shape}")
-        if not np.all(np.isfinite(mu_array)):
-            raise ValueError("mu must be finite, but it contains NaN or inf")
+        mu_array = _per_contact("mu", mu, m)
         if np.any(mu_array < 0.0):
             raise ValueError(f"mu must be >= 0, got {mu_array.min()}")
+        restitution_array = _per_contact("restitution", 0.0 if restitution is None else restitution, m)
+        if np.any((restitution_array < 0.0) | (restitution_array > 1.0)):
+            raise ValueError(f"restitution must lie in [0, 1], got {restitution_array.tolist()}")
         if external_force is not None:
             external_force = _finite_array("external_force", external_force, 1)
             if external_force.shape != (nv,):
@@ -122,6 +138,8 @@ class ImpactProblem:
         self.Jn = Jn
         self.Jt = Jt
         self.mu = mu_array
+        #: Stronge's energetic coefficients of restitution ``e_i``, shape (m,) (0 = inelastic).
+        self.restitution = restitution_array
         #: Generalized non-contact force at the impact, shape (nv,), or None.
         self.external_force = external_force
         #: Unit friction directions as rows, shape (k, tangent_dim).
@@ -283,12 +301,18 @@ class ImpactProblem:
             self.mu[index],
             self.directions if self.spatial else None,
             external_force=self.external_force,
+            restitution=self.restitution[index],
         )
 
     def with_external_force(self, external_force: np.ndarray | None) -> ImpactProblem:
         """The same problem with ``external_force`` (see the class parameters)."""
         directions = self.directions if self.spatial else None
-        return ImpactProblem(self.M, self.Jn, self.Jt, self.mu, directions, external_force=external_force)
+        return ImpactProblem(self.M, self.Jn, self.Jt, self.mu, directions, external_force=external_force, restitution=self.restitution)
+
+    @property
+    def elastic(self) -> bool:
+        """Whether any contact has a positive coefficient of restitution."""
+        return bool(np.any(self.restitution > 0.0))
 
     def validate_velocity(self, v: np.ndarray, name: str = "v_minus") -> np.ndarray:
         """Return ``v`` as a float array of shape ``(nv,)`` or raise ``ValueError`` naming it."""

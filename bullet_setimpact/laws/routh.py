@@ -26,6 +26,7 @@ from ..problem import COLLISION_TOL, ImpactProblem
 from ..validation import positive_int, positive_number
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
 from .branch_sampling import BatchedLCPSolver, LemkeSolver
+from .restitution import ElasticRun, elastic_step_solver, finished, integrate_elastic
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`.
 CHUNK_SIZE = 32768
@@ -170,23 +171,28 @@ class RouthImpact(ImpactLaw):
         """``problem`` with this law's friction-direction count, if it overrides one."""
         if self.friction_directions is None or self.friction_directions == problem.directions:
             return problem
-        return ImpactProblem(problem.M, problem.Jn, problem.Jt, problem.mu, self.friction_directions)
+        return ImpactProblem(problem.M, problem.Jn, problem.Jt, problem.mu, self.friction_directions, restitution=problem.restitution)
 
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         """Algorithm 1 for one sample."""
         problem = self._problem(problem)
         caps = self.step_size(problem, v_minus) * rng.random((1, self.max_steps, problem.contacts))
-        run = integrate(problem, step_solver(problem, batched=False), v_minus[None, :], caps, rng, record_path=True)
+        run: Trajectories | ElasticRun
+        if problem.elastic:
+            run = integrate_elastic(problem, elastic_step_solver(problem, batched=False), v_minus[None, :], caps, rng, record_path=True)
+            terminated = bool(finished(problem, run)[0])
+        else:
+            run = integrate(problem, step_solver(problem, batched=False), v_minus[None, :], caps, rng, record_path=True)
+            terminated = not problem.colliding(run.velocity[0])
         steps = int(run.steps[0])
         path = np.array([snapshot[0] for snapshot in run.path[: steps + 1]])
-        terminated = not problem.colliding(run.velocity[0])
         m = problem.contacts
         return LawOutcome(
             path=path,
             normal_impulse=run.impulse[0, :m],
             friction_impulse=problem.friction_impulse(run.impulse[0, m:]),
             terminated=terminated,
-            message="" if terminated else f"still colliding after max_steps={self.max_steps} steps",
+            message="" if terminated else f"still colliding or restituting after max_steps={self.max_steps} steps",
         )
 
     @overload
@@ -266,7 +272,7 @@ class RouthImpact(ImpactLaw):
         sobol = qmc.Sobol(d=m * horizon, scramble=True, seed=generator) if sampler == "sobol" else None
         psi = np.linalg.svd(problem.Minv_JbarT, compute_uv=False)[0] * m * (1.0 + problem.mu.max()) + 1.0
         final_cap = eps / (3.0 * psi)
-        solver = step_solver(problem)
+        solver = elastic_step_solver(problem) if problem.elastic else step_solver(problem)
 
         kept: list[np.ndarray] = []
         terminated_early = 0
@@ -280,6 +286,13 @@ class RouthImpact(ImpactLaw):
             else:
                 unit = generator.random((count, m * horizon))
             caps = step * unit.reshape(count, horizon, m)
+            if problem.elastic:
+                elastic = integrate_elastic(problem, solver, np.tile(v, (count, 1)), caps, generator)
+                lcp_solves += int(elastic.steps.sum())
+                done = finished(problem, elastic)
+                terminated_early += int(done.sum())
+                kept.append(elastic.velocity[done])
+                continue
             run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity
