@@ -22,10 +22,11 @@ import numpy as np
 from scipy.stats import qmc
 
 from ..errors import SamplesDroppedWarning
-from ..problem import COLLISION_TOL, ImpactProblem
+from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
 from ..validation import positive_int, positive_number
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
 from .branch_sampling import BatchedLCPSolver, LemkeSolver
+from .restitution import elastic_step_solver, finished, integrate_elastic
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`.
 CHUNK_SIZE = 32768
@@ -60,44 +61,6 @@ def step_solver(problem: ImpactProblem, batched: bool = True) -> BatchedLCPSolve
         sparsify=tuple(range(problem.contacts)),
         bounds=lambda u: step_lcp_bounds(problem, u[: problem.contacts], u[problem.contacts :]),
     )
-
-
-#: Relative margin on :func:`step_lcp_bounds` (round-off must not cut off the bounded solution).
-BOUND_MARGIN = 1e-6
-
-
-def step_lcp_bounds(problem: ImpactProblem, caps: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Upper bounds on ``z = [beta; lambda_n; lambda_D; gamma]`` met by some solution of the step LCP (eq. 75).
-
-    For the complete fallback of :func:`~bullet_setimpact.lcp.solve_lcp`.  With caps
-    ``c = lambda_n_max >= 0`` and ``D = Jbar M^-1 Jbar^T`` (the Delassus matrix):
-
-    - ``lambda_n <= c``: row block 1 is ``c - lambda_n >= 0``;
-    - ``lambda_D,ij <= mu_i c_i``: the cone row ``mu_i lambda_n,i - 1^T lambda_D,i >= 0``
-      and ``lambda_D >= 0``;
-    - every solution with ``beta_i`` above ``b_i = |Jn v|_i + sum_j |D_ij| U_j`` (``U`` the
-      impulse bounds above) can be lowered to ``max(0, -(Jn v + D lambda)_i) <= b_i``: if
-      ``beta_i > 0`` and ``c_i > 0``, complementarity gives ``lambda_n,i = c_i`` and then
-      ``y_n,i = 0``, i.e. ``beta_i = -(Jn v + D lambda)_i``; if ``c_i = 0``, ``lambda_n,i = 0``
-      and ``beta_i`` only appears in ``y_n,i >= 0`` (complementary to ``lambda_n,i = 0``) and
-      in ``beta_i (c_i - lambda_n,i) = 0``, which hold for the lowered value too;
-    - likewise ``gamma_i <= max_j |J_D v + D lambda|_ij``: if some ``lambda_D,ij > 0``,
-      ``y_D,ij = 0`` fixes ``gamma_i = -(J_D v + D lambda)_ij``; if none, the cone row's
-      slack is ``mu_i lambda_n,i``: positive forces ``gamma_i = 0``, zero leaves ``gamma_i``
-      only in ``y_D,i >= 0`` (complementary to zeros), so its smallest feasible value
-      ``max(0, -(J_D v + D lambda)_ij over j)`` may replace it.
-
-    The step LCP always has a solution (journal Theorem 6), hence one within these bounds
-    (times ``1 + BOUND_MARGIN``): an infeasible mixed-integer problem would be a solver
-    failure, never an LCP without solution.
-    """
-    m, mk = problem.contacts, problem.contacts * problem.directions
-    caps = np.maximum(np.asarray(caps, dtype=float), 0.0)
-    impulse = np.concatenate([caps, np.repeat(problem.mu * caps, problem.directions)])
-    velocity = np.abs(problem.Jbar @ v) + np.abs(problem.delassus) @ impulse
-    beta = velocity[:m]
-    gamma = velocity[m:].reshape(m, problem.directions).max(axis=1) if mk else np.zeros(m)
-    return (1.0 + BOUND_MARGIN) * np.concatenate([beta, impulse, gamma])
 
 
 def integrate(
@@ -249,11 +212,13 @@ class RouthImpact(ImpactLaw):
         """``problem`` with this law's friction-direction count, if it overrides one."""
         if self.friction_directions is None or self.friction_directions == problem.directions:
             return problem
-        return ImpactProblem(problem.M, problem.Jn, problem.Jt, problem.mu, self.friction_directions)
+        return ImpactProblem(problem.M, problem.Jn, problem.Jt, problem.mu, self.friction_directions, restitution=problem.restitution)
 
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         """Algorithm 1 for one sample."""
         problem = self._problem(problem)
+        if problem.elastic:
+            return self._resolve_elastic(problem, v_minus, rng)
         m = problem.contacts
         step = self.step_size(problem, v_minus)
         caps = step * rng.random((1, self.max_steps, m))
@@ -280,6 +245,23 @@ class RouthImpact(ImpactLaw):
             if terminated
             else f"still colliding after max_steps={self.max_steps} steps, {self.final_steps} more and the final eps / (3 psi) step",
             info={"lcp_fallbacks": solver.stats.fallbacks, "final_steps": final_steps},
+        )
+
+    def _resolve_elastic(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
+        """Algorithm 1 with restitution (:mod:`.restitution`) for one sample: ``max_steps`` steps;
+        unfinished (still compressing or holding energy) is reported, not continued."""
+        caps = self.step_size(problem, v_minus) * rng.random((1, self.max_steps, problem.contacts))
+        solver = elastic_step_solver(problem, batched=False)
+        run = integrate_elastic(problem, solver, v_minus[None, :], caps, rng, record_path=True)
+        terminated = bool(finished(problem, run)[0])
+        m = problem.contacts
+        return LawOutcome(
+            path=np.array([snapshot[0] for snapshot in run.path[: int(run.steps[0]) + 1]]),
+            normal_impulse=run.impulse[0, :m],
+            friction_impulse=problem.friction_impulse(run.impulse[0, m:]),
+            terminated=terminated,
+            message="" if terminated else f"still colliding or restituting after max_steps={self.max_steps} steps",
+            info={"lcp_fallbacks": solver.stats.fallbacks},
         )
 
     @overload
@@ -358,7 +340,7 @@ class RouthImpact(ImpactLaw):
         m, horizon = problem.contacts, self.max_steps
         sobol = qmc.Sobol(d=m * horizon, scramble=True, seed=generator) if sampler == "sobol" else None
         final_cap = final_step_cap(problem, eps)
-        solver = step_solver(problem)
+        solver = elastic_step_solver(problem) if problem.elastic else step_solver(problem)
 
         kept: list[np.ndarray] = []
         terminated_early = 0
@@ -372,6 +354,13 @@ class RouthImpact(ImpactLaw):
             else:
                 unit = generator.random((count, m * horizon))
             caps = step * unit.reshape(count, horizon, m)
+            if problem.elastic:
+                elastic = integrate_elastic(problem, solver, np.tile(v, (count, 1)), caps, generator)
+                lcp_solves += int(elastic.steps.sum())
+                done = finished(problem, elastic)
+                terminated_early += int(done.sum())
+                kept.append(elastic.velocity[done])
+                continue
             run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity
