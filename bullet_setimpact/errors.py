@@ -47,5 +47,10 @@ class ManifoldCompletionWarning(SetImpactWarning):
     """A contact set against a ``GEOM_PLANE`` was completed from the shape's vertices by the plugin."""
 
 
+class RestitutionIgnoredWarning(SetImpactWarning):
+    """Bodies with a positive combined restitution struck under a law without restitution:
+    the law treated the impact as inelastic, where Bullet's own response would bounce."""
+
+
 class EventCapWarning(SetImpactWarning):
     """More impact events than ``max_events_per_step`` in one step; Bullet finished the step."""

@@ -10,6 +10,7 @@ laws see only the problem.
 from __future__ import annotations
 
 import numpy as np
+import pybullet as p
 
 from ..problem import ImpactProblem
 from .configuration import Configuration
@@ -18,9 +19,13 @@ from .frames import cross
 
 
 def contact_problem(
-    contacts: list[Contact], configuration: Configuration, friction_directions: int | None = None
+    contacts: list[Contact],
+    configuration: Configuration,
+    friction_directions: int | None = None,
+    restitution: np.ndarray | None = None,
 ) -> tuple[ImpactProblem | None, list[Contact]]:
-    """The impact problem of a contact set: ``M(q)``, normal and tangent Jacobians, ``mu``.
+    """The impact problem of a contact set: ``M(q)``, normal and tangent Jacobians, ``mu`` and,
+    when given (one per contact, see :func:`combined_restitution`), the coefficients of restitution.
 
     Tangents are an orthonormal pair per contact.  When every contact's tangential Jacobian
     has rank one (a planar mechanism) the problem is planar, with the tangent along the one
@@ -45,14 +50,36 @@ def contact_problem(
     mu = np.array([contact.mu for contact in contacts])
     planar = planar_tangents(Jt, tangents)
     Jt = Jt if planar is None else planar
-    rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]])
+    elastic = restitution is not None and bool(np.any(restitution > 0.0))
+    rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]] + ([np.asarray(restitution)[:, None]] if elastic else []))
     scale = 1e-9 * (1.0 + np.abs(rows).max())
     moving = np.abs(Jn).max(axis=1) > 1e-12 * (1.0 + np.abs(Jn).max())
     keep = [i for i in range(len(contacts)) if moving[i] and not any(np.abs(rows[i] - rows[j]).max() <= scale for j in range(i))]
     if not keep:
         return None, []
-    problem = ImpactProblem(M, Jn[keep], Jt[keep], mu[keep], None if planar is not None else friction_directions)
+    problem = ImpactProblem(
+        M,
+        Jn[keep],
+        Jt[keep],
+        mu[keep],
+        None if planar is not None else friction_directions,
+        restitution=np.asarray(restitution)[keep] if elastic else None,
+    )
     return problem, [contacts[i] for i in keep]
+
+
+def combined_restitution(client: int, contacts: list[Contact]) -> np.ndarray:
+    """Each contact's coefficient of restitution as Bullet combines it: the product of the two
+    links' ``restitution`` (``getDynamicsInfo``, set by a URDF's ``<contact><restitution>`` or
+    ``changeDynamics``), as ``btManifoldResult::calculateCombinedRestitution`` does; clipped
+    to ``[0, 1]``, the range of Stronge's energetic coefficient."""
+    values: dict[tuple[int, int], float] = {}
+    for contact in contacts:
+        for key in ((contact.body_a, contact.link_a), (contact.body_b, contact.link_b)):
+            if key not in values:
+                values[key] = float(p.getDynamicsInfo(key[0], key[1], physicsClientId=client)[5])
+    combined = [values[(c.body_a, c.link_a)] * values[(c.body_b, c.link_b)] for c in contacts]
+    return np.clip(np.array(combined, dtype=float), 0.0, 1.0)
 
 
 def tangent_basis(normal: np.ndarray) -> np.ndarray:

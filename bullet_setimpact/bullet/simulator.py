@@ -28,13 +28,13 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import EventCapWarning, ImpactFailure, SetImpactError
+from ..errors import EventCapWarning, ImpactFailure, RestitutionIgnoredWarning, SetImpactError
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
 from ..laws.checked import CheckedLaw
 from ..problem import ImpactProblem, friction_basis
 from ..validation import positive_int, positive_number
-from .assembly import clusters, contact_problem
+from .assembly import clusters, combined_restitution, contact_problem
 from .configuration import Configuration
 from .contacts import SEED_MARGIN, Contact, ContactFinder
 from .events import arrivals, localize, pushed_by_bullet
@@ -165,6 +165,7 @@ class ImpactSimulator:
         self.max_events_per_step = positive_int("max_events_per_step", max_events_per_step)
         self.law = law
         self.checked = CheckedLaw(law, AnitescuPotraImpact() if on_failure == "fallback" else None)
+        self._restitution_warned: set[tuple[int, ...]] = set()
         self.rng = as_generator(seed, "seed")
         if friction_directions is not None:
             friction_basis(2, friction_directions)  # spatial contacts: an even integer >= 4
@@ -339,7 +340,8 @@ class ImpactSimulator:
             model = self.world.restrict(bodies)
             configuration = model.configuration()
             try:
-                problem, cluster = contact_problem(cluster, configuration, self.friction_directions)
+                restitution = self._restitution(cluster)
+                problem, cluster = contact_problem(cluster, configuration, self.friction_directions, restitution)
             except (SetImpactError, ValueError, np.linalg.LinAlgError) as exc:
                 raise ImpactFailure(
                     f"the impact problem of {len(cluster)} contacts between bodies {bodies} at t = {time:.6f} s "
@@ -379,6 +381,24 @@ class ImpactSimulator:
             events.append(event)
             logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
         return events
+
+    def _restitution(self, contacts: list[Contact]) -> np.ndarray | None:
+        """The contacts' combined restitution if the law honours it; otherwise None, with a
+        :class:`RestitutionIgnoredWarning` once per body pair whose restitution is positive."""
+        restitution = combined_restitution(self.client, contacts)
+        if self.checked.honours_restitution:
+            return restitution
+        for contact, value in zip(contacts, restitution, strict=True):
+            pair = tuple(sorted((contact.body_a, contact.body_b)))
+            if value > 0.0 and pair not in self._restitution_warned:
+                self._restitution_warned.add(pair)
+                warnings.warn(
+                    f"bodies {pair[0]} and {pair[1]} have combined restitution {value:.3g}, but {self.checked.name} is inelastic: "
+                    "their impacts do not bounce (RouthImpact honours restitution)",
+                    RestitutionIgnoredWarning,
+                    stacklevel=4,
+                )
+        return None
 
     def _checked_outcome(self, problem: ImpactProblem, v_minus: np.ndarray, configuration: Configuration) -> tuple[ImpactResult, str, str]:
         """The law's outcome if it passes the checks (:class:`CheckedLaw`), else the fallback's

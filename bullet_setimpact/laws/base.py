@@ -17,6 +17,8 @@ Hooks a law may override (callers never branch on the law's type):
 
 - :attr:`ImpactLaw.needs_external_force`: true when ``_resolve`` reads
   ``problem.external_force`` (the simulator then fills it in);
+- :attr:`ImpactLaw.honours_restitution`: true when ``_resolve`` uses
+  ``problem.restitution`` (the simulator then fills it in from Bullet's dynamics);
 - :meth:`ImpactLaw.simulation_default`: the instance :func:`~bullet_setimpact.laws.get_law`
   builds from the registry name, with defaults fit for simulation.
 """
@@ -113,6 +115,11 @@ class ImpactLaw(ABC):
     @property
     def needs_external_force(self) -> bool:
         """Whether :meth:`_resolve` needs ``problem.external_force`` (default: no)."""
+        return False
+
+    @property
+    def honours_restitution(self) -> bool:
+        """Whether :meth:`_resolve` uses ``problem.restitution`` (default: no, inelastic)."""
         return False
 
     @classmethod

@@ -74,6 +74,11 @@ class CheckedLaw:
         return law_name(self.law)
 
     @property
+    def honours_restitution(self) -> bool:
+        """The wrapped law's :attr:`~ImpactLaw.honours_restitution` (False for duck-typed laws)."""
+        return bool(getattr(self.law, "honours_restitution", False))
+
+    @property
     def needs_external_force(self) -> bool:
         """Whether the wrapped law needs ``problem.external_force``."""
         return bool(getattr(self.law, "needs_external_force", False))

@@ -182,6 +182,11 @@ class RouthImpact(ImpactLaw):
         self.final_steps = FINAL_STEPS if final_steps is None else positive_int("final_steps", final_steps)
         self.friction_directions = None if friction_directions is None else positive_int("friction_directions", friction_directions)
 
+    @property
+    def honours_restitution(self) -> bool:
+        """Stronge-type restitution at arbitrary relative rates (:mod:`.restitution`)."""
+        return True
+
     @classmethod
     def simulation_default(cls) -> RouthImpact:
         """``RouthImpact("auto", 50)``: a step fit to each impact's scale (:meth:`step_size`)."""
