@@ -160,10 +160,11 @@ MAX_CONDITION = 1e13
 #: arithmetic: seconds per path).
 LARGE_LCP = 256
 #: Above this size :func:`solve_lcp` caps Lemke's pivots at :data:`LARGE_PIVOT_FACTOR` ``n``
-#: instead of ``10 n + 100`` (six failing paths of 1400 would take minutes).  704 is the
-#: largest step LCP of the former 64-contact limit, so results up to it are unchanged.
+#: instead of ``10 n + 100`` and tries one random and one default covering vector (not three
+#: of each): a failing path of size 1400 costs some 10 s, and the complete stage follows.
+#: 704 is the largest step LCP of the former 64-contact limit, so results up to it are unchanged.
 PIVOT_CAP_SIZE = 704
-LARGE_PIVOT_FACTOR = 3
+LARGE_PIVOT_FACTOR = 2
 #: The stages of :func:`solve_lcp`, in order (``LCPSolution.method``).
 METHODS = ("lemke", "lemke default covering", "lemke longdouble", "milp")
 
@@ -408,7 +409,8 @@ def solve_lcp(
        the Routh law picks a random branch), or else the default coverings;
     2. ``"lemke default covering"``: :func:`default_coverings` (if stage 1 used others);
     3. ``"lemke longdouble"``: the same in extended precision (skipped above :data:`LARGE_LCP`);
-       above :data:`PIVOT_CAP_SIZE` every Lemke path is capped at :data:`LARGE_PIVOT_FACTOR` ``n`` pivots;
+       above :data:`PIVOT_CAP_SIZE` fewer covering vectors are tried, each path capped at
+       :data:`LARGE_PIVOT_FACTOR` ``n`` pivots;
     4. ``"milp"``: the complete method (:func:`complete_solve`).
 
     Parameters
@@ -438,10 +440,11 @@ def solve_lcp(
     n = w.shape[0]
     if covering is not None and rng is not None:
         raise ValueError("give solve_lcp either a covering vector or an rng, not both")
-    max_pivots = LARGE_PIVOT_FACTOR * n if n > PIVOT_CAP_SIZE else None
+    large = n > PIVOT_CAP_SIZE
+    max_pivots = LARGE_PIVOT_FACTOR * n if large else None
     reasons: list[str] = []
     if covering is not None or rng is not None:
-        for _ in range(1 if covering is not None else LEMKE_ATTEMPTS):
+        for _ in range(1 if covering is not None or large else LEMKE_ATTEMPTS):
             d = covering if covering is not None else random_covering(rng, n)  # type: ignore[arg-type]
             try:
                 return lemke(W, w, covering=d, max_pivots=max_pivots, tol=tol)
@@ -452,7 +455,7 @@ def solve_lcp(
         stages.append(("lemke longdouble", np.longdouble))
     for method, dtype in stages:
         try:
-            solution = lemke(W, w, max_pivots=max_pivots, tol=tol, dtype=dtype)
+            solution = lemke(W, w, covering=np.ones(n) if large else None, max_pivots=max_pivots, tol=tol, dtype=dtype)
         except LemkeError as exc:
             reasons.append(str(exc))
             continue
