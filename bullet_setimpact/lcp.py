@@ -156,9 +156,13 @@ def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarr
 LEMKE_ATTEMPTS = 3
 #: A basis matrix with a larger condition number is rejected as singular to working precision.
 MAX_CONDITION = 1e13
-#: Above this size :func:`solve_lcp` skips the extended-precision stage and caps Lemke's
-#: pivots at :data:`LARGE_PIVOT_FACTOR` ``n`` (a failing large path would take minutes).
+#: Above this size :func:`solve_lcp` skips the extended-precision stage (unvectorized
+#: arithmetic: seconds per path).
 LARGE_LCP = 256
+#: Above this size :func:`solve_lcp` caps Lemke's pivots at :data:`LARGE_PIVOT_FACTOR` ``n``
+#: instead of ``10 n + 100`` (six failing paths of 1400 would take minutes).  704 is the
+#: largest step LCP of the former 64-contact limit, so results up to it are unchanged.
+PIVOT_CAP_SIZE = 704
 LARGE_PIVOT_FACTOR = 3
 #: The stages of :func:`solve_lcp`, in order (``LCPSolution.method``).
 METHODS = ("lemke", "lemke default covering", "lemke longdouble", "milp")
@@ -404,6 +408,7 @@ def solve_lcp(
        the Routh law picks a random branch), or else the default coverings;
     2. ``"lemke default covering"``: :func:`default_coverings` (if stage 1 used others);
     3. ``"lemke longdouble"``: the same in extended precision (skipped above :data:`LARGE_LCP`);
+       above :data:`PIVOT_CAP_SIZE` every Lemke path is capped at :data:`LARGE_PIVOT_FACTOR` ``n`` pivots;
     4. ``"milp"``: the complete method (:func:`complete_solve`).
 
     Parameters
@@ -433,8 +438,7 @@ def solve_lcp(
     n = w.shape[0]
     if covering is not None and rng is not None:
         raise ValueError("give solve_lcp either a covering vector or an rng, not both")
-    large = n > LARGE_LCP
-    max_pivots = LARGE_PIVOT_FACTOR * n if large else None
+    max_pivots = LARGE_PIVOT_FACTOR * n if n > PIVOT_CAP_SIZE else None
     reasons: list[str] = []
     if covering is not None or rng is not None:
         for _ in range(1 if covering is not None else LEMKE_ATTEMPTS):
@@ -444,7 +448,7 @@ def solve_lcp(
             except LemkeError as exc:
                 reasons.append(str(exc))
     stages: list[tuple[str, type]] = [("lemke default covering" if reasons else "lemke", np.float64)]
-    if not large:
+    if n <= LARGE_LCP:
         stages.append(("lemke longdouble", np.longdouble))
     for method, dtype in stages:
         try:

@@ -17,8 +17,6 @@ from scipy.linalg import cho_solve
 COLLISION_TOL = 1e-8
 #: Default number of linearized friction directions for spatial contacts.
 SPATIAL_FRICTION_DIRECTIONS = 8
-#: Largest number of contacts one problem may hold.
-MAX_CONTACTS = 64
 
 
 def friction_basis(tangent_dim: int, directions: int | None = None) -> np.ndarray:
@@ -48,6 +46,17 @@ def _finite_array(name: str, value: object, ndim: int) -> np.ndarray:
     return array
 
 
+def _per_contact(name: str, value: object, m: int) -> np.ndarray:
+    """``value`` (a scalar or shape ``(m,)``) as a finite float array of shape ``(m,)``."""
+    array = np.asarray(value, dtype=float)
+    array = np.broadcast_to(array, (m,)).copy() if array.ndim == 0 else array
+    if array.shape != (m,):
+        raise ValueError(f"{name} must be a scalar or have shape ({m},), got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, but it contains NaN or inf")
+    return array
+
+
 class ImpactProblem:
     """Impact data at one configuration ``q``: ``M(q)``, ``Jn(q)``, ``Jt(q)``, ``mu``.
 
@@ -67,12 +76,18 @@ class ImpactProblem:
         Generalized non-contact force ``f`` at the impact (gravity, actuation), for the laws
         whose :attr:`~bullet_setimpact.laws.base.ImpactLaw.needs_external_force` is true
         (the plastic law's pseudo-impulse, Johnson et al. eq. 55).  None when not given.
+    restitution : float or array_like, shape (m,), optional
+        Stronge's energetic coefficients ``e_i`` in ``[0, 1]`` per contact (default 0, an
+        inelastic impact); honoured by :class:`~bullet_setimpact.laws.routh.RouthImpact`
+        (model in :mod:`bullet_setimpact.laws.restitution`).
 
     Raises
     ------
     ValueError
         Naming the argument: M not symmetric positive definite, shape mismatch,
-        ``mu < 0``, NaN or inf, no contacts, or more than 64 contacts.
+        ``mu < 0``, restitution outside ``[0, 1]``, NaN or inf, or no contacts.  There is no
+        upper limit on the contacts (the LCP solvers handle hundreds; large sets are reduced
+        before they get here).
     """
 
     def __init__(
@@ -84,6 +99,7 @@ class ImpactProblem:
         friction_directions: int | None = None,
         *,
         external_force: np.ndarray | None = None,
+        restitution: float | np.ndarray | None = None,
     ) -> None:
         M = _finite_array("M", M, 2)
         Jn = _finite_array("Jn", Jn, 2)
@@ -100,19 +116,16 @@ class ImpactProblem:
         m = Jn.shape[0]
         if m == 0:
             raise ValueError("Jn must have at least one contact row (m = 0)")
-        if m > MAX_CONTACTS:
-            raise ValueError(f"Jn has {m} contacts; at most {MAX_CONTACTS} are supported")
         if Jn.shape[1] != nv:
             raise ValueError(f"Jn must have shape (m, {nv}) to match M, got {Jn.shape}")
         if Jt.shape[0] != m or Jt.shape[1] not in (1, 2) or Jt.shape[2] != nv:
             raise ValueError(f"Jt must have shape ({m}, 1, {nv}) or ({m}, 2, {nv}), got {Jt.shape}")
-        mu_array = np.broadcast_to(np.asarray(mu, dtype=float), (m,)).copy() if np.ndim(mu) == 0 else np.asarray(mu, dtype=float)
-        if mu_array.shape != (m,):
-            raise ValueError(f"mu must be a scalar or have shape ({m},), got shape {mu_array.shape}")
-        if not np.all(np.isfinite(mu_array)):
-            raise ValueError("mu must be finite, but it contains NaN or inf")
+        mu_array = _per_contact("mu", mu, m)
         if np.any(mu_array < 0.0):
             raise ValueError(f"mu must be >= 0, got {mu_array.min()}")
+        restitution_array = _per_contact("restitution", 0.0 if restitution is None else restitution, m)
+        if np.any((restitution_array < 0.0) | (restitution_array > 1.0)):
+            raise ValueError(f"restitution must lie in [0, 1], got {restitution_array.tolist()}")
         if external_force is not None:
             external_force = _finite_array("external_force", external_force, 1)
             if external_force.shape != (nv,):
@@ -122,6 +135,8 @@ class ImpactProblem:
         self.Jn = Jn
         self.Jt = Jt
         self.mu = mu_array
+        #: Stronge's energetic coefficients of restitution ``e_i``, shape (m,) (0 = inelastic).
+        self.restitution = restitution_array
         #: Generalized non-contact force at the impact, shape (nv,), or None.
         self.external_force = external_force
         #: Unit friction directions as rows, shape (k, tangent_dim).
@@ -283,12 +298,18 @@ class ImpactProblem:
             self.mu[index],
             self.directions if self.spatial else None,
             external_force=self.external_force,
+            restitution=self.restitution[index],
         )
 
     def with_external_force(self, external_force: np.ndarray | None) -> ImpactProblem:
         """The same problem with ``external_force`` (see the class parameters)."""
         directions = self.directions if self.spatial else None
-        return ImpactProblem(self.M, self.Jn, self.Jt, self.mu, directions, external_force=external_force)
+        return ImpactProblem(self.M, self.Jn, self.Jt, self.mu, directions, external_force=external_force, restitution=self.restitution)
+
+    @property
+    def elastic(self) -> bool:
+        """Whether any contact has a positive coefficient of restitution."""
+        return bool(np.any(self.restitution > 0.0))
 
     def validate_velocity(self, v: np.ndarray, name: str = "v_minus") -> np.ndarray:
         """Return ``v`` as a float array of shape ``(nv,)`` or raise ``ValueError`` naming it."""
@@ -302,3 +323,46 @@ class ImpactProblem:
     def __repr__(self) -> str:
         kind = "spatial" if self.spatial else "planar"
         return f"ImpactProblem(nv={self.dofs}, m={self.contacts}, {kind}, k={self.directions}, mu={self.mu.tolist()})"
+
+
+#: Relative margin on :func:`step_lcp_bounds` (round-off must not cut off the bounded solution).
+BOUND_MARGIN = 1e-6
+
+
+def step_lcp_bounds(problem: ImpactProblem, caps: np.ndarray, v: np.ndarray, driven: np.ndarray | None = None) -> np.ndarray:
+    """Upper bounds on ``z = [beta; lambda_n; lambda_D; gamma]`` met by some solution of the step LCP (eq. 75).
+
+    For the complete fallback of :func:`~bullet_setimpact.lcp.solve_lcp`.  With caps
+    ``c = lambda_n_max >= 0`` and ``D = Jbar M^-1 Jbar^T`` (the Delassus matrix):
+
+    - ``lambda_n <= c``: row block 1 is ``c - lambda_n >= 0``;
+    - ``lambda_D,ij <= mu_i c_i``: the cone row ``mu_i lambda_n,i - 1^T lambda_D,i >= 0``
+      and ``lambda_D >= 0``;
+    - every solution with ``beta_i`` above ``b_i = |Jn v|_i + sum_j |D_ij| U_j`` (``U`` the
+      impulse bounds above) can be lowered to ``max(0, -(Jn v + D lambda)_i) <= b_i``: if
+      ``beta_i > 0`` and ``c_i > 0``, complementarity gives ``lambda_n,i = c_i`` and then
+      ``y_n,i = 0``, i.e. ``beta_i = -(Jn v + D lambda)_i``; if ``c_i = 0``, ``lambda_n,i = 0``
+      and ``beta_i`` only appears in ``y_n,i >= 0`` (complementary to ``lambda_n,i = 0``) and
+      in ``beta_i (c_i - lambda_n,i) = 0``, which hold for the lowered value too;
+    - likewise ``gamma_i <= max_j |J_D v + D lambda|_ij``: if some ``lambda_D,ij > 0``,
+      ``y_D,ij = 0`` fixes ``gamma_i = -(J_D v + D lambda)_ij``; if none, the cone row's
+      slack is ``mu_i lambda_n,i``: positive forces ``gamma_i = 0``, zero leaves ``gamma_i``
+      only in ``y_D,i >= 0`` (complementary to zeros), so its smallest feasible value
+      ``max(0, -(J_D v + D lambda)_ij over j)`` may replace it.
+
+    With restitution (:mod:`.restitution`) ``v`` already holds the driven impulses ``d`` and
+    the cone row is ``mu_i (lambda_n,i + d_i) - 1^T lambda_D,i >= 0``, so the friction bound
+    becomes ``mu_i (c_i + d_i)``; the rest of the argument is unchanged.
+
+    The step LCP always has a solution (journal Theorem 6), hence one within these bounds
+    (times ``1 + BOUND_MARGIN``): an infeasible mixed-integer problem would be a solver
+    failure, never an LCP without solution.
+    """
+    m, mk = problem.contacts, problem.contacts * problem.directions
+    caps = np.maximum(np.asarray(caps, dtype=float), 0.0)
+    friction_caps = caps if driven is None else caps + np.maximum(np.asarray(driven, dtype=float), 0.0)
+    impulse = np.concatenate([caps, np.repeat(problem.mu * friction_caps, problem.directions)])
+    velocity = np.abs(problem.Jbar @ v) + np.abs(problem.delassus) @ impulse
+    beta = velocity[:m]
+    gamma = velocity[m:].reshape(m, problem.directions).max(axis=1) if mk else np.zeros(m)
+    return (1.0 + BOUND_MARGIN) * np.concatenate([beta, impulse, gamma])

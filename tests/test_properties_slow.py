@@ -501,3 +501,82 @@ def test_newtons_law_of_impact_holds(law_runs: list[LawRun]) -> None:
     sums of the same increments, computed along two routes."""
     off = sorted((run for run in law_runs if run.newton_error > 1e-9), key=lambda run: -run.newton_error)
     assert not off, _violations(off, "off Newton's law", lambda run: f"relative error {run.newton_error:.2e}")
+
+
+# --------------------------------------------------------------------------- issue 10's hard families
+#: Step LCPs per hard family in the slow tier (``benchmarks/lcp_stress.py`` runs many more);
+#: the contact-rich families are drawn with at most 32 contacts here (``small``).
+HARD_LCPS = {"mu": 600, "mass": 600, "parallel": 600, "tiny": 600, "many": 20, "combined": 40}
+#: Impacts per hard family resolved by the Anitescu-Potra and Routh laws.
+HARD_IMPACTS = {"mu": 30, "mass": 30, "parallel": 30, "tiny": 30, "many": 4, "combined": 4}
+
+
+def _map_jobs(pool: Executor | None, work: Callable[[Sequence[Any]], list[Any]], jobs: list[Any], size: int) -> list[Any]:
+    """``work`` over ``jobs`` in chunks of ``size``, on the pool if there is one; the runs concatenated in order."""
+    chunks = [jobs[start : start + size] for start in range(0, len(jobs), size)]
+    return [run for chunk in (pool.map(work, chunks) if pool is not None else map(work, chunks)) for run in chunk]
+
+
+def solve_hard_chunk(jobs: Sequence[tuple[str, int]]) -> list[tuple[str, int, str, float]]:
+    """``(family, seed, stage or error, residual)`` of :func:`solve_lcp` (random covering from
+    ``seed``, bounds of :func:`step_lcp_bounds`) on each hard step LCP of ``jobs``."""
+    from tests.hard_lcps import step_lcp as hard_step_lcp
+
+    runs = []
+    for family, seed in jobs:
+        W, w, bounds = hard_step_lcp(family, seed, small=True)
+        try:
+            solution = solve_lcp(W, w, rng=np.random.default_rng(seed), bounds=bounds)
+        except Exception as exc:  # recorded: the test allows none
+            runs.append((family, seed, f"{type(exc).__name__}: {exc}", np.inf))
+            continue
+        runs.append((family, seed, solution.method, lcp_residual(W, w, solution.z)))
+    return runs
+
+
+def test_hard_step_lcp_families_are_all_solved(pool: Executor | None) -> None:
+    """Issue 10's families (:mod:`tests.hard_lcps`: mu to 1e5, mass ratios to 1e8,
+    near-parallel normals, 1e-9 velocities beside O(1), 16-32 contacts, all combined): every
+    step LCP is solved within ``RESIDUAL_TOL`` (recomputed), none raises (the guarantee of
+    the complete stage).  Prints the stages that answered."""
+    jobs = [(family, seed) for family, count in HARD_LCPS.items() for seed in range(count)]
+    runs = _map_jobs(pool, solve_hard_chunk, jobs, 50)
+    lines = [f"{family:<9} {dict(Counter(run[2] for run in runs if run[0] == family))}" for family in HARD_LCPS]
+    bad = [run for run in runs if run[3] > RESIDUAL_TOL]
+    _report("hard step-LCP families (stages that answered):", lines + [f"failed: {run}" for run in bad[:10]])
+    assert len(runs) == len(jobs) and not bad, bad[:10]
+
+
+def resolve_hard_chunk(jobs: Sequence[tuple[str, int]]) -> list[tuple[str, int, str, str, bool]]:
+    """``(family, seed, law, error or "", terminated)`` of the Anitescu-Potra and Routh laws on each
+    hard impact of ``jobs``; an error also when the outcome gains energy or is called terminated but collides."""
+    from tests.hard_lcps import draw
+
+    runs = []
+    for family, seed in jobs:
+        problem, v, _ = draw(family, seed, small=True)
+        for law in (AnitescuPotraImpact(), RouthImpact.simulation_default()):
+            try:
+                result = law.resolve(problem, v, rng=seed)
+                gained = result.energy_after > result.energy_before * (1.0 + 1e-9)
+                false_end = result.terminated and problem.colliding(result.v_plus).any()
+                error = "gained energy" if gained else "terminated but colliding" if false_end else ""
+                terminated = result.terminated
+            except Exception as exc:  # recorded: the test allows none
+                error, terminated = f"{type(exc).__name__}: {exc}", False
+            runs.append((family, seed, law.name, error, terminated))
+    return runs
+
+
+def test_hard_impacts_are_resolved(pool: Executor | None) -> None:
+    """On the hard families' impact problems the Anitescu-Potra law (whose LCP goes through
+    the same complete chain, so it can never raise :class:`LCPError`) and the Routh law
+    (``simulation_default``) never raise and never gain energy beyond 1e-9.  Prints how many
+    did not terminate (Routh within ``max_steps + final_steps + 1`` steps: reported, as in
+    :func:`test_every_law_resolves_every_problem`; the simulator then falls back)."""
+    jobs = [(family, seed) for family, count in HARD_IMPACTS.items() for seed in range(count)]
+    runs = _map_jobs(pool, resolve_hard_chunk, jobs, 10)
+    stopped = Counter(f"{run[0]} {run[2]}" for run in runs if not run[4] and not run[3])
+    _report("hard impacts not terminated (family law: count):", [str(dict(stopped))])
+    bad = [run for run in runs if run[3]]
+    assert len(runs) == 2 * len(jobs) and not bad, bad[:10]

@@ -1,0 +1,186 @@
+"""Stronge-type energetic restitution inside the set-valued Routh law (beyond the journal).
+
+The journal's Sec. 7 proposes letting Stronge's restitution "resolve at arbitrary relative
+rates in a similar fashion to the compression-only setting"; Mirtich (1996) combined Routh's
+method with Stronge's coefficient for one contact, Liu et al. (2008) tracked a potential
+energy per contact.  The model built here:
+
+**Energy per contact.**  Contact ``i`` does work ``W_i = int v_n,i d lambda_n,i`` (eq. 10 per
+contact).  Over one step of Algorithm 1 the velocity moves linearly with the impulse, so the
+step's work is exactly ``dW_i = d lambda_n,i (v_n,i^- + v_n,i^+) / 2``.  Each contact keeps
+
+- ``Q_i >= 0``: energy it still has to return, and
+- ``R_i >= 0``: energy returned since its last loading that it would take back elastically.
+
+This is the bilinear spring of Stronge's picture (loading stiffness ``k_i``, unloading
+``k_i / e_i^2``): on loading it stores ``-dW`` of which ``e_i^2`` is recoverable; unloading
+returns at most ``e_i^2`` of the largest compression's stored energy; re-compression after
+a partial unloading runs back up the unloading line (elastic, the ``R_i`` part, fully
+recoverable) before loading further.  So a step with ``dW_i < 0`` (absorbed ``a = -dW_i``)
+does ``r = min(a, R_i)``, ``Q_i += r + e_i^2 (a - r)``, ``R_i -= r``; a step with
+``dW_i > 0`` does ``Q_i -= dW_i``, ``R_i += dW_i`` (capped at ``Q_i``).  A contact that only
+compresses once returns ``W_restitution,i = -e_i^2 W_compression,i`` (Stronge's energetic
+coefficient); with ``e_i = 0`` nothing is ever stored.
+
+**Step LCP.**  Active samples are those with a compressing contact (``v_n,i < -tol``) or a
+contact with energy left (``Q_i > 0``).  Every step draws caps ``h U[0, 1]^m`` as eq. (75).
+A *restituting* contact (``Q_i > 0`` and ``v_n,i >= -tol``) is driven: its normal impulse in
+the step is its cap ``d_i``.  A *separating* contact (``Q_i = 0``, ``v_n,i > tol``) is
+inactive: cap 0 (eq. 75 would let it take impulse as soon as the step carries it through
+``v_n = 0``, doing positive work it never stored; it takes part again once it compresses).
+Every other contact is complementary as in eq. (75).  (With every ``e_i = 0`` the law runs
+the inelastic Algorithm 1 unchanged, so its draws and outcomes are bit-identical.)  The
+driven impulses move to the right-hand side: ``v -> v + M^-1 Jn^T d``, the driven contacts'
+LCP caps are 0 (so their LCP normal impulse is 0), and the friction-cone row of contact
+``i`` becomes ``mu_i (lambda_n,i + d_i) - 1^T lambda_D,i >= 0`` (eq. 33 with the driven part
+on the right).  Friction keeps eq. (75)'s maximal-dissipation rows at every contact.  The
+LCP matrix is eq. (75)'s own; only the right-hand side map gains the ``mu d`` columns.
+
+**End of a contact's energy.**  If a driven contact's work over the step would exceed
+``Q_i``, the whole step is shortened: its impulse is scaled by the ``t`` in ``(0, 1)`` at
+which that contact's work along the step reaches ``Q_i`` (a quadratic in ``t``, see
+:func:`step_fraction`), so the contact returns exactly its energy and ``Q_i = 0``; no second
+LCP and no extra random draw.  Since ``dKE = sum_i dW_i`` exactly for the step (``v^+ - v^- =
+M^-1 Jbar^T dlambda``), frictionless impacts with ``e = 1`` conserve ``KE + sum Q`` up to
+rounding and the ``ENERGY_TOL`` cut-off.
+
+**Termination.**  No contact compressing and none with energy left (``Q_i = 0``).  Samples
+still active after ``max_steps`` steps are not terminated; Algorithm 2's final
+``eps / (3 psi)`` step is not applied to them (it cannot return energy) and they are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
+from .branch_sampling import BatchedLCPSolver, LemkeSolver
+
+#: Samples per batched step that always go to Lemke (as the inelastic law).
+EXPLORE_PER_STEP = 4
+#: Energy left below this fraction of the sample's initial kinetic energy counts as returned.
+ENERGY_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class ElasticRun:
+    """A batch of restitution runs: velocities, impulses, steps, energy left, path."""
+
+    velocity: np.ndarray  # (S, nv)
+    steps: np.ndarray  # (S,)
+    impulse: np.ndarray  # (S, m (k+1))
+    energy_left: np.ndarray  # (S, m): Q_i at the end
+    path: list[np.ndarray]
+
+
+def driven_rhs_map(problem: ImpactProblem) -> np.ndarray:
+    """``R`` with ``w = R [lambda_n_max; v; d]``: eq. (75a)'s map plus the friction-cone
+    rows' ``mu_i d_i`` (scaled like :attr:`ImpactProblem.anitescu_potra_matrix`'s rows)."""
+    m = problem.contacts
+    base = problem.step_rhs_map
+    cone_rows = base.shape[0] - m + np.arange(m)
+    extra = np.zeros((base.shape[0], m))
+    extra[cone_rows, np.arange(m)] = problem.mu / np.maximum(1.0, problem.mu)
+    return np.hstack([base, extra])
+
+
+def elastic_step_solver(problem: ImpactProblem, batched: bool = True) -> BatchedLCPSolver | LemkeSolver:
+    """A solver of the step LCP with driven impulses, parameterized by ``[caps; v + M^-1 Jn^T d; d]``."""
+    kind = BatchedLCPSolver if batched else LemkeSolver
+    m, nv = problem.contacts, problem.dofs
+    return kind(
+        problem.step_matrix,
+        driven_rhs_map(problem),
+        sparsify=tuple(range(m)),
+        bounds=lambda u: step_lcp_bounds(problem, u[:m], u[m : m + nv], driven=u[m + nv :]),
+    )
+
+
+def book_work(work: np.ndarray, stored: np.ndarray, returnable: np.ndarray, e_squared: np.ndarray) -> None:
+    """Update ``stored`` (``Q``) and ``returnable`` (``R``) in place for step works ``work``
+    (bilinear-spring bookkeeping of the module docstring)."""
+    absorbed = np.maximum(-work, 0.0)
+    elastic = np.minimum(absorbed, returnable)
+    released = np.minimum(np.maximum(work, 0.0), stored)
+    stored += elastic + e_squared * (absorbed - elastic) - released
+    returnable += released - elastic
+
+
+def integrate_elastic(
+    problem: ImpactProblem,
+    solver: BatchedLCPSolver | LemkeSolver,
+    velocity: np.ndarray,
+    caps: np.ndarray,
+    rng: np.random.Generator,
+    record_path: bool = False,
+) -> ElasticRun:
+    """Algorithm 1 with restitution for a batch: up to ``caps.shape[1]`` steps (``caps``: ``(S, N, m)``)."""
+    m, nbar = problem.contacts, problem.Jbar.shape[0]
+    e_squared = problem.restitution**2
+    velocity = velocity.copy()
+    count = len(velocity)
+    negligible = ENERGY_TOL * (np.asarray(problem.kinetic_energy(velocity)) + np.finfo(float).tiny)[:, None]
+    steps = np.zeros(count, dtype=int)
+    impulse = np.zeros((count, nbar))
+    stored = np.zeros((count, m))
+    returnable = np.zeros((count, m))
+    path = [velocity.copy()] if record_path else []
+    for step in range(caps.shape[1]):
+        normal = problem.normal_velocities(velocity)
+        active = np.flatnonzero(np.any(normal < -COLLISION_TOL, axis=1) | np.any(stored > 0.0, axis=1))
+        if active.size == 0:
+            break
+        v0, vn0, cap = velocity[active], normal[active], caps[active, step]
+        driven = (stored[active] > 0.0) & (vn0 >= -COLLISION_TOL)
+        separating = (stored[active] == 0.0) & (vn0 > COLLISION_TOL)
+        push = np.where(driven, cap, 0.0)
+        u = np.hstack([np.where(driven | separating, 0.0, cap), v0 + push @ problem.Minv_JbarT[:, :m].T, push])
+        z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=vn0 >= -COLLISION_TOL)
+        increment = z[:, m : m + nbar]
+        increment[:, :m] += push
+        change = problem.normal_velocities(problem.impulse_velocity_change(increment))
+        fraction, limiting = step_fraction(increment[:, :m], vn0, change, stored[active], driven)
+        increment *= fraction[:, None]
+        work = increment[:, :m] * (vn0 + fraction[:, None] * change / 2.0)
+        q_active, r_active = stored[active], returnable[active]
+        book_work(work, q_active, r_active, e_squared)
+        r_active += np.where(limiting, q_active, 0.0)
+        q_active[limiting | (q_active <= negligible[active])] = 0.0
+        stored[active], returnable[active] = q_active, r_active
+        velocity[active] += problem.impulse_velocity_change(increment)
+        impulse[active] += increment
+        steps[active] += 1
+        if record_path:
+            path.append(velocity.copy())
+    return ElasticRun(velocity, steps, impulse, stored, path)
+
+
+def step_fraction(
+    normal_impulse: np.ndarray, vn0: np.ndarray, change: np.ndarray, stored: np.ndarray, driven: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fraction ``t`` in ``(0, 1]`` of each sample's step that no driven contact overspends,
+    and the contact that limits it (a boolean mask, shape ``(S, m)``).
+
+    Along the step scaled by ``t`` contact ``i`` does work ``a t^2 + b t`` (``a = dl dv / 2``,
+    ``b = dl vn0``).  Where its largest value on ``[0, 1]`` (at ``t = 1``, or at ``-b / 2a``
+    when ``a < 0``) exceeds ``Q_i``, the first crossing of ``Q_i`` is
+    ``2 Q / (b + sqrt(b^2 + 4 a Q))`` (the smaller positive root when ``a < 0``).
+    """
+    a, b = normal_impulse * change / 2.0, normal_impulse * vn0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        turning = np.where(a < 0.0, -b / (2.0 * a), 1.0)
+    peak = np.where((turning > 0.0) & (turning < 1.0), -(b**2) / (4.0 * np.where(a < 0.0, a, -1.0)), a + b)
+    over = driven & (peak > stored)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = 2.0 * stored / (b + np.sqrt(np.maximum(b**2 + 4.0 * a * stored, 0.0)))
+    crossing = np.where(over, np.clip(root, 0.0, 1.0), 1.0)
+    fraction = crossing.min(axis=1)
+    limiting = over & (crossing == fraction[:, None])
+    return fraction, limiting
+
+
+def finished(problem: ImpactProblem, run: ElasticRun) -> np.ndarray:
+    """Samples with no contact compressing and no energy left to return."""
+    return ~problem.colliding(run.velocity) & ~np.any(run.energy_left > 0.0, axis=1)
