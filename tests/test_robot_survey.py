@@ -14,8 +14,8 @@ twin world plainly (``p.stepSimulation``).  Checked:
 
 Every drop is from 5 cm (landing after 0.1 s); the whole survey (16 bodies x 2 grounds x 2
 laws, 2 s each) costs about a minute and a half on the development machine.  The jenga
-stack is left out: its 84-contact events exceed ``ImpactProblem``'s 64-contact cap until the
-complete LCP solve lifts it, and then take seconds each (``benchmarks/jenga.py``).
+stack is left out: its landing is one 84-contact event whose LCP takes tens of seconds
+(``benchmarks/jenga.py``).
 Run as a script to print the table: ``python tests/test_robot_survey.py``.
 """
 

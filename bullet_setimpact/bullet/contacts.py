@@ -48,6 +48,13 @@ def pair_key(pair: Pair) -> Pair:
     return (pair[0], pair[1]) if pair[0] <= pair[1] else (pair[1], pair[0])
 
 
+def feature_pair(feature: Feature) -> Pair:
+    """The link pair (:func:`pair_key` order) of a contact feature."""
+    if feature[0] == "vertex":
+        return pair_key(((feature[1], feature[2]), (feature[4], feature[5])))
+    return feature[1]
+
+
 @dataclass(frozen=True)
 class Contact:
     """One contact point pair.

@@ -17,7 +17,7 @@ import numpy as np
 import pybullet as p
 from scipy.optimize import brentq
 
-from .contacts import Contact, ContactFinder, Feature
+from .contacts import Contact, ContactFinder, Feature, feature_pair, pair_key
 from .frames import cross, link_velocity
 
 
@@ -44,13 +44,18 @@ def arrivals(client: int, contacts: list[Contact], touching: Collection[Feature]
 def pushed_by_bullet(
     client: int, finder: ContactFinder, dynamic: Collection[int], tolerance: float, touching: Collection[Feature]
 ) -> list[Feature]:
-    """Features Bullet pushed in the last step while they were out of contact (its
-    speculative contacts respond before penetration, e.g. a tilted box corner 1 mm above
-    the floor): manifold points with a normal impulse and a gap beyond the tolerance,
-    mapped to the nearest box corner of the pair (or to the pair itself)."""
+    """Features Bullet pushed in the last step while they were out of contact, mapped to the
+    nearest box corner of the pair (or to the pair itself): manifold points with a normal
+    impulse and a gap beyond the tolerance (Bullet's speculative contacts respond before
+    penetration, e.g. a tilted box corner 1 mm above the floor), and any pushed point of a
+    link pair that was not touching at all (Bullet stops a wheel or a mesh landing within
+    the step, so after it the point neither penetrates nor approaches)."""
     pushed: list[Feature] = []
+    touching_pairs = {feature_pair(feature) for feature in touching}
     for point in p.getContactPoints(physicsClientId=client):
-        if point[9] <= 0.0 or point[8] <= tolerance:
+        if point[9] <= 0.0:
+            continue
+        if point[8] <= tolerance and pair_key(((point[1], point[3]), (point[2], point[4]))) in touching_pairs:
             continue
         if point[1] not in dynamic and point[2] not in dynamic:
             continue
