@@ -13,6 +13,7 @@ import numpy as np
 import pybullet as p
 
 from .bullet.contacts import Contact
+from .bullet.frames import rotation_matrix
 
 
 def in_link_frame(client: int, body: int, link: int, point: np.ndarray) -> np.ndarray:
@@ -22,7 +23,7 @@ def in_link_frame(client: int, body: int, link: int, point: np.ndarray) -> np.nd
         origin, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
     else:
         origin, orientation = p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[:2]
-    rotation = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+    rotation = rotation_matrix(orientation)
     return rotation.T @ (np.asarray(point, dtype=float) - np.array(origin))
 
 

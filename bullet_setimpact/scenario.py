@@ -33,6 +33,7 @@ import pybullet_data
 
 from .bullet.contacts import Contact
 from .bullet.examples import ExampleWorld, load_static
+from .bullet.inventory import movable_joints
 from .bullet.simulator import ImpactSimulator
 from .data import data_path
 from .labels import in_link_frame
@@ -138,11 +139,7 @@ class Scenario:
             state[f"{name}.orientation"] = np.array(orientation)
             state[f"{name}.linear_velocity"] = np.array(linear)
             state[f"{name}.angular_velocity"] = np.array(angular)
-            joints = [
-                j
-                for j in range(p.getNumJoints(body, physicsClientId=self.client))
-                if p.getJointInfo(body, j, physicsClientId=self.client)[2] != p.JOINT_FIXED
-            ]
+            joints = list(movable_joints(self.client, body))
             if joints:
                 states = p.getJointStatesMultiDof(body, joints, physicsClientId=self.client)
                 state[f"{name}.joint_positions"] = np.concatenate([np.atleast_1d(s[0]) for s in states])

@@ -8,8 +8,14 @@ from collections.abc import Iterator
 import numpy as np
 import pybullet as p
 import pytest
+from hypothesis import settings
 
 from bullet_setimpact import AnitescuPotraImpact, RouthImpact, SamplesDroppedWarning, SequentialImpact, planar
+
+# Hypothesis draws the same examples on every run and machine (a verdict never depends on the
+# examples one run happened to draw); tests that want more set ``max_examples`` themselves.
+settings.register_profile("reproducible", derandomize=True, print_blob=True)
+settings.load_profile("reproducible")
 
 
 @pytest.fixture(scope="session")
