@@ -1,12 +1,12 @@
 """Monte Carlo throughput, measured in one run.
 
-A pool's workers start once per run (a spawned Python importing numpy, scipy and PyBullet:
-about a second) and then take rollout after rollout, so each figure is measured two ways:
-end to end, and in steady state, from the difference between a short and a long run (the
-one-time start cancels).
+A pool's workers start once per run (forked on Linux, see ``bullet_setimpact.pool``) and
+then take rollout after rollout, so each figure is measured two ways: end to end, and in
+steady state, from the difference between a short and a long run (the one-time start
+cancels).
 
-1. Rollouts per second on the rocking block scenario with a process pool of 1 and of 2
-   workers, and their ratio (target >= 1.7x on this 2-core machine).
+1. Rollouts per second on the rocking block scenario with 1 worker (in-process) and a
+   process pool of 2 workers, and their ratio (target >= 1.7x on this 2-core machine).
 2. The per-rollout overhead of ``monte_carlo`` (world build, result transfer and write)
    against the rollout's own simulation time, for a 2 s quadruped landing (target <= 20%),
    and the one-time pool start.
@@ -25,12 +25,12 @@ from bullet_setimpact.rollouts import monte_carlo
 
 
 def timed_run(scenario: str, rollouts: int, workers: int, duration: float | None = None) -> tuple[float, float]:
-    """Wall seconds of a run written to a fresh directory, and its summed simulation seconds."""
+    """Wall seconds of a run written to a fresh directory, and its summed stepping wall seconds."""
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
         results = monte_carlo(scenario, rollouts, seed=0, workers=workers, out=out, duration=duration, progress=False)
         wall = time.perf_counter() - start
-    return wall, float(np.sum([record.simulation_time for record in results.records]))
+    return wall, float(np.sum([record.stepping_wall_time for record in results.records]))
 
 
 def rates(workers: int, short: int, long: int) -> tuple[float, float]:

@@ -21,6 +21,7 @@ import pybullet_data
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.examples import load_planar_example, load_static
+from bullet_setimpact.bullet.inventory import movable_joints
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 
 
@@ -81,11 +82,7 @@ def rocking_block(client: int) -> None:
 def quadruped(client: int) -> None:
     load_static(client)
     robot = p.loadURDF("a1/a1.urdf", [0, 0, 0.45], physicsClientId=client)
-    joints = [
-        j
-        for j in range(p.getNumJoints(robot, physicsClientId=client))
-        if p.getJointInfo(robot, j, physicsClientId=client)[2] != p.JOINT_FIXED
-    ]
+    joints = list(movable_joints(client, robot))
     p.setJointMotorControlArray(
         robot, joints, p.POSITION_CONTROL, targetPositions=[0.0, 0.9, -1.8] * 4, forces=[30.0] * len(joints), physicsClientId=client
     )

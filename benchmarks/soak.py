@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bullet_setimpact.rollouts import RolloutStore, monte_carlo
+from bullet_setimpact.rollouts import monte_carlo
+from bullet_setimpact.storage import RolloutStore
 
 SCENARIO = "quadruped_landing"
 
@@ -36,7 +37,7 @@ def _workers(pid: int) -> list[int]:
     children = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         children += [int(child) for child in (task / "children").read_text().split()]
-    return [child for child in children if b"spawn" in Path(f"/proc/{child}/cmdline").read_bytes()]
+    return [child for child in children if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
 def soak(out: Path, rollouts: int, every: int) -> tuple[float, int]:

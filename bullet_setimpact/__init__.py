@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from . import planar
-from .errors import LCPError, SamplesDroppedWarning, SetImpactError, SetImpactWarning
+from . import planar, testing
+from .bullet.simulator import ImpactEvent, ImpactSimulator
+from .data import data_path
+from .errors import (
+    EventCapWarning,
+    ImpactFailure,
+    LawContractError,
+    LCPError,
+    ManifoldCompletionWarning,
+    RestitutionIgnoredWarning,
+    SamplesDroppedWarning,
+    SetImpactError,
+    SetImpactWarning,
+)
+from .hooks import hook, install, uninstall
 from .laws import (
     LAWS,
     AnitescuPotraImpact,
@@ -14,6 +27,7 @@ from .laws import (
     PropagativeImpact,
     RouthImpact,
     SequentialImpact,
+    get_law,
 )
 from .problem import ImpactProblem
 
@@ -22,18 +36,31 @@ __version__ = "0.1.0"
 __all__ = [
     "LAWS",
     "AnitescuPotraImpact",
+    "EventCapWarning",
+    "ImpactEvent",
+    "ImpactFailure",
     "ImpactLaw",
     "ImpactProblem",
     "ImpactResult",
+    "ImpactSimulator",
     "LCPError",
+    "LawContractError",
+    "ManifoldCompletionWarning",
     "OutcomeSet",
     "PlasticImpact",
     "PropagativeImpact",
+    "RestitutionIgnoredWarning",
     "RouthImpact",
     "SamplesDroppedWarning",
     "SequentialImpact",
     "SetImpactError",
     "SetImpactWarning",
     "__version__",
+    "data_path",
+    "get_law",
+    "hook",
+    "install",
     "planar",
+    "testing",
+    "uninstall",
 ]

@@ -91,9 +91,7 @@ def _plot_outcome_set(path: Path, example: planar.Example, velocities: np.ndarra
     rng = np.random.default_rng(seed)
     paths = [law.resolve(example.problem, example.v_minus, rng=rng).path for _ in range(FIGURE_PATHS)]
     sequential = {
-        "".join(example.contact_names[i] for i in order[:2]) + "...": SequentialImpact(list(order))
-        .resolve(example.problem, example.v_minus)
-        .v_plus
+        "-".join(example.contact_names[i] for i in order): SequentialImpact(list(order)).resolve(example.problem, example.v_minus).v_plus
         for order in example.sequential_orders
     }
     data = OutcomeFigureData(
@@ -104,22 +102,56 @@ def _plot_outcome_set(path: Path, example: planar.Example, velocities: np.ndarra
         anitescu_potra=AnitescuPotraImpact().all_outcomes(example.problem, example.v_minus),
         sequential=sequential,
         paths=paths,
-        title=f"{example.name}: post-impact set (Halm & Posa Alg. 2)",
+        title=f"{example.name}: post-impact set of {law!r} (Halm & Posa Alg. 2), seed {seed}",
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     outcome_set_figure(data, str(path))
 
 
 def list_command(args: argparse.Namespace) -> None:
-    """Print the scenarios and the journal examples with one-line descriptions."""
+    """Print the scenarios and the journal examples, or one scenario's description and parameters."""
     from .scenario import available
 
-    print("scenarios (bullet-setimpact run NAME, render NAME):")
+    if args.name:
+        print(scenario_help(args.name))
+        return
+    print("scenarios (bullet-setimpact run NAME, render NAME; list NAME for its parameters):")
     for name, description in available().items():
         print(f"  {name:<20} {description}")
     print("journal examples (bullet-setimpact outcome-set NAME):")
     for name, build in planar.EXAMPLES.items():
         print(f"  {name:<20} {build().description}")
+
+
+def scenario_help(name: str) -> str:
+    """A scenario's description, what it measures, and its parameters with defaults and units."""
+    from .scenario import describe, docstring, parameter_help, script_path
+
+    text = describe(docstring(script_path(name)))
+    lines = [f"{name}: {text['description']}", f"  measures: {text['measures']}", "  parameters (--param KEY=VALUE):"]
+    for key, default, comment in parameter_help(name):
+        shown = f"{default:.6g}" if isinstance(default, float) and len(repr(default)) > 10 else repr(default)
+        lines.append(f"    {key:<16} {shown:<20} {comment}".rstrip())
+    return "\n".join(lines)
+
+
+class _ScenarioHelp(argparse.Action):
+    """``-h/--help`` that, after a scenario name, also prints the scenario's parameters."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show this help (and the scenario's parameters after NAME)"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object, option: str | None = None) -> None:
+        parser.print_help()
+        name = getattr(namespace, "name", None)
+        if name:
+            try:
+                print("\n" + scenario_help(name))
+            except ValueError as exc:
+                print(f"\n{exc}")
+        parser.exit()
 
 
 def _params(pairs: Sequence[str]) -> dict[str, str]:
@@ -147,22 +179,49 @@ def _executor(args: argparse.Namespace) -> tuple[object, object]:
     return ("serial" if args.workers == 1 else None), None
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse a figure format matplotlib cannot write and an ``--out`` that is a file, before any rollout runs."""
+    if args.plot:
+        from matplotlib.figure import Figure
+
+        formats = Figure().canvas.get_supported_filetypes()
+        suffix = Path(args.plot).suffix.lower().lstrip(".")
+        if suffix not in formats:
+            raise ValueError(f"--plot {args.plot!r}: expected a file ending in one of {', '.join('.' + key for key in sorted(formats))}")
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ValueError(f"--out {args.out!r} exists and is not a directory")
+
+
+def _law(args: argparse.Namespace) -> object:
+    """The ``--law`` name, or with ``--step``/``--max-steps`` a ``RouthImpact`` of those
+    (default ``"auto"`` and 50 for the one not given)."""
+    if args.step is None and args.max_steps is None:
+        return args.law
+    if args.law not in (None, RouthImpact.name):
+        raise ValueError(f"--step and --max-steps set RouthImpact's h and N; they do not apply to --law {args.law}")
+    return RouthImpact("auto" if args.step is None else args.step, 50 if args.max_steps is None else args.max_steps)
+
+
 def run_command(args: argparse.Namespace) -> None:
     """Monte Carlo rollouts of a scenario; print the outcome summary, save and plot it."""
     from .rollouts import monte_carlo
 
+    _check_outputs(args)
     executor, client = _executor(args)
     try:
         results = monte_carlo(
             args.name,
             args.rollouts,
             seed=args.seed,
-            law=args.law,
+            law=_law(args),  # type: ignore[arg-type]  # a law name, a RouthImpact or None
             executor=executor,  # type: ignore[arg-type]  # an Executor, "serial" or None
             out=args.out,
             duration=args.duration,
             params=_params(args.param),
             workers=args.workers,
+            on_failure=args.on_failure,
+            resume=not args.no_resume,
+            retry_failed=args.retry_failed,
         )
     finally:
         if client is not None:
@@ -183,7 +242,14 @@ def render_command(args: argparse.Namespace) -> None:
     from .render import render
 
     events = render(
-        args.name, args.out, seed=args.seed, law=args.law, params=_params(args.param), duration=args.duration, frames=args.frames
+        args.name,
+        args.out,
+        seed=args.seed,
+        law=_law(args),  # type: ignore[arg-type]  # a law name, a RouthImpact or None
+        params=_params(args.param),
+        duration=args.duration,
+        frames=args.frames,
+        size=(args.width, args.height),
     )
     print(f"{args.name}: rollout with seed {args.seed} rendered to {args.out} ({events} impact events)")
 
@@ -198,29 +264,47 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _add_law_options(parser: argparse.ArgumentParser, laws: Sequence[str]) -> None:
+    parser.add_argument("--law", choices=sorted(laws), default=None, help="impact law (default: the scenario's set-valued law)")
+    parser.add_argument("--step", type=_positive_float, default=None, help="RouthImpact's step h [N s] (with --law routh or none)")
+    parser.add_argument("--max-steps", type=_positive_int, default=None, help="RouthImpact's N, steps before the final one")
+    parser.add_argument("--duration", type=_positive_float, default=None, help="simulated seconds per rollout (default: the scenario's)")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario parameter (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
     from .laws import LAWS
 
     parser = argparse.ArgumentParser(
         prog="bullet-setimpact",
         description="Set-valued simultaneous frictional impacts (Halm & Posa) for PyBullet.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    listing = commands.add_parser("list", help="list the scenarios and the journal examples")
+    listing = commands.add_parser("list", help="list the scenarios and the journal examples, or one scenario's parameters")
+    listing.add_argument("name", nargs="?", help="a scenario name or .py path: print its description and parameters")
     listing.set_defaults(handler=list_command)
 
-    run = commands.add_parser("run", help="Monte Carlo rollouts of a scenario over its outcome set")
-    run.add_argument("name", help="scenario name (see 'bullet-setimpact list')")
+    run = commands.add_parser("run", help="Monte Carlo rollouts of a scenario over its outcome set", add_help=False)
+    run.add_argument("-h", "--help", action=_ScenarioHelp)
+    run.add_argument("name", help="scenario name (see 'bullet-setimpact list') or the path of a .py scenario script")
     run.add_argument("--rollouts", type=_positive_int, default=64, help="number of rollouts (default 64)")
     run.add_argument("--seed", type=_non_negative_int, default=0, help="root seed (default 0)")
     run.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default: all cores; 1 runs in-process)")
     run.add_argument("--scheduler", default=None, help="address of a Dask scheduler, e.g. tcp://host:8786")
     run.add_argument("--connect-timeout", type=_positive_float, default=10.0, help=argparse.SUPPRESS)
-    run.add_argument("--law", choices=sorted(LAWS), default=None, help="impact law (default: the scenario's set-valued law)")
-    run.add_argument("--duration", type=_positive_float, default=None, help="simulated seconds per rollout (default: the scenario's)")
-    run.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario parameter (repeatable)")
+    _add_law_options(run, sorted(LAWS))
+    run.add_argument(
+        "--on-failure",
+        choices=("record", "raise", "fallback"),
+        default="record",
+        help="a failed impact: record the rollout and go on (default), stop the run, or apply the Anitescu-Potra fallback",
+    )
     run.add_argument("--out", help="results directory, written rollout by rollout (resumable)")
-    run.add_argument("--plot", help="draw the Monte Carlo summary figure to this .png file")
+    run.add_argument("--no-resume", action="store_true", help="start over in --out instead of reusing its rollouts")
+    run.add_argument("--retry-failed", action="store_true", help="on resume, run the recorded failed rollouts again")
+    run.add_argument("--plot", help="draw the Monte Carlo summary figure to this file (.png, .pdf, .svg, ...)")
     run.set_defaults(handler=run_command)
 
     outcome = commands.add_parser("outcome-set", help="approximate a journal example's post-impact set (Algorithm 2)")
@@ -232,16 +316,26 @@ def build_parser() -> argparse.ArgumentParser:
     outcome.add_argument("--plot", help="draw the outcome-set figure to this .png file")
     outcome.set_defaults(handler=outcome_set_command)
 
-    show = commands.add_parser("render", help="render one rollout headless (TinyRenderer) to a .gif or .png strip")
-    show.add_argument("name", help="scenario name")
+    show = commands.add_parser("render", help="render one rollout headless (TinyRenderer) to a .gif or .png strip", add_help=False)
+    show.add_argument("-h", "--help", action=_ScenarioHelp)
+    show.add_argument("name", help="scenario name or .py path")
     show.add_argument("--seed", type=_non_negative_int, default=0, help="rollout seed (default 0)")
     show.add_argument("--out", required=True, help="output file, .gif or .png")
-    show.add_argument("--law", choices=sorted(LAWS), default=None, help="impact law (default: the scenario's)")
-    show.add_argument("--duration", type=_positive_float, default=None, help="simulated seconds (default: the scenario's)")
-    show.add_argument("--frames", type=_positive_int, default=60, help="frames to render (default 60)")
-    show.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario parameter (repeatable)")
+    _add_law_options(show, sorted(LAWS))
+    show.add_argument(
+        "--frames", type=_positive_int, default=60, help="frames at a fixed time interval (default 60), plus slow motion at impacts"
+    )
+    show.add_argument("--width", type=_positive_int, default=640, help="image width in pixels (default 640)")
+    show.add_argument("--height", type=_positive_int, default=480, help="image height in pixels (default 480)")
     show.set_defaults(handler=render_command)
     return parser
+
+
+def run_script(path: str, argv: Sequence[str] | None = None) -> None:
+    """What ``python scenarios/<name>.py [options]`` does: ``bullet-setimpact run <path>
+    --rollouts 4 --workers 1 [options]`` (the script's own options win)."""
+    options = sys.argv[1:] if argv is None else list(argv)
+    raise SystemExit(main(["run", str(path), "--rollouts", "4", "--workers", "1", *options]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import permutations
 
 import numpy as np
 
 from .laws.base import ImpactLaw
-from .laws.propagative import PropagativeImpact
-from .laws.routh import RouthImpact
-from .laws.sequential import SequentialImpact
 from .problem import COLLISION_TOL, ImpactProblem
 from .validation import positive_int
 
@@ -85,14 +81,9 @@ def outcome_spread(law: ImpactLaw, problem: ImpactProblem, v_minus: np.ndarray, 
 
     ``max_ab sqrt((v_a - v_b)^T M (v_a - v_b)) / sqrt(v_minus^T M v_minus)``.  The outcomes are:
 
-    - :class:`PropagativeImpact`: its restitution with the orders ``"argmin"``, ``"argmax"``
-      and every priority list of the contacts if ``m! <= samples``, else ``samples`` runs
-      of ``order="random"`` (seeds ``0..samples-1``).  With two contacts the first
-      reflection fixes the rest, so this is Seghete & Murphey's ``xi``.
-    - :class:`RouthImpact`: ``outcome_set(problem, v_minus, samples, rng=0)``.
-    - :class:`SequentialImpact`: every cyclic order of the contacts if ``m! <= samples``,
-      else ``samples`` random ones.
-    - any other law: ``resolve`` with seeds ``0..samples-1`` (0 for deterministic laws).
+    the law's :meth:`~bullet_setimpact.laws.base.ImpactLaw.spread_outcomes` (by default
+    ``resolve`` with seeds ``0..samples-1``; every order for the propagative and sequential
+    laws, the sampled set for Routh's).
 
     Outcomes with ``terminated=False`` are left out (e.g. :class:`PlasticImpact` when the
     mode is not unique); if none is left the spread is ``nan``.
@@ -102,28 +93,10 @@ def outcome_spread(law: ImpactLaw, problem: ImpactProblem, v_minus: np.ndarray, 
     norm = math.sqrt(2.0 * float(problem.kinetic_energy(v)))
     if norm == 0.0:
         raise ValueError("v_minus must be nonzero (the spread is relative to |v_minus|_M)")
-    if isinstance(law, RouthImpact):
-        outcomes = law.outcome_set(problem, v, samples, rng=0)
-    else:
-        variants = _variants(law, problem.contacts, samples)
-        results = [variant.resolve(problem, v, rng=seed) for seed, variant in enumerate(variants)]
-        outcomes = np.array([result.v_plus for result in results if result.terminated]).reshape(-1, problem.dofs)
+    outcomes = law.spread_outcomes(problem, v, samples)
     if len(outcomes) == 0:
         return float("nan")
     return _diameter(outcomes, problem.M) / norm
-
-
-def _variants(law: ImpactLaw, m: int, samples: int) -> list[ImpactLaw]:
-    """The law instances whose outcomes :func:`outcome_spread` compares."""
-    rng = np.random.default_rng(0)
-    orders = [list(p) for p in permutations(range(m))] if math.factorial(m) <= samples else None
-    if isinstance(law, PropagativeImpact):
-        rules: list = ["argmin", "argmax", *(orders if orders is not None else ["random"] * samples)]
-        return [PropagativeImpact(law.restitution, rule, law.ignore_friction, law.max_reflections) for rule in rules]
-    if isinstance(law, SequentialImpact):
-        cyclic = orders if orders is not None else [rng.permutation(m).tolist() for _ in range(samples)]
-        return [SequentialImpact(order, law.max_cycles) for order in cyclic]
-    return [law] * samples
 
 
 def _diameter(points: np.ndarray, M: np.ndarray) -> float:

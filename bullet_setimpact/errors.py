@@ -8,11 +8,31 @@ class SetImpactError(Exception):
 
 
 class LCPError(SetImpactError, RuntimeError):
-    """An LCP could not be solved: ray termination, pivot cap, or residual above tolerance."""
+    """An LCP could not be solved.
+
+    :func:`~bullet_setimpact.lcp.solve_lcp` raises this class itself only when the LCP has
+    no solution (certified: no ``z >= 0`` with ``Wz + w >= 0``, or the mixed-integer
+    formulation over valid bounds is infeasible); its subclasses name the other failures.
+    """
+
+
+class LemkeError(LCPError):
+    """Lemke's path failed (ray termination, pivot cap, singular basis, residual above tolerance).
+
+    Not a verdict on the LCP: :func:`~bullet_setimpact.lcp.solve_lcp` catches it and falls back.
+    """
+
+
+class LCPSolverError(LCPError):
+    """The complete solver itself failed (time or size limit, unrefinable solution, no bounds to certify)."""
 
 
 class ImpactFailure(SetImpactError):  # noqa: N818  (a failed impact, not a program error; the name reads as the event)
     """An impact law's outcome failed the checks (or the law raised); nothing was written back."""
+
+
+class LawContractError(SetImpactError, AssertionError):
+    """An impact law broke the contract :func:`bullet_setimpact.testing.check_law` checks."""
 
 
 class SetImpactWarning(UserWarning):
@@ -25,6 +45,11 @@ class SamplesDroppedWarning(SetImpactWarning):
 
 class ManifoldCompletionWarning(SetImpactWarning):
     """A contact set against a ``GEOM_PLANE`` was completed from the shape's vertices by the plugin."""
+
+
+class RestitutionIgnoredWarning(SetImpactWarning):
+    """Bodies with a positive combined restitution struck under a law without restitution:
+    the law treated the impact as inelastic, where Bullet's own response would bounce."""
 
 
 class EventCapWarning(SetImpactWarning):

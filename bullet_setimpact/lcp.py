@@ -13,6 +13,11 @@ are ``x = B^{-1} w``; the basis is feasible for ``w`` iff ``x >= 0``.
 - :func:`lemke` pivots from the artificial basis with a (possibly random) covering
   vector and a lexicographic ratio test, so degenerate ``w`` (zeros in ``w`` are
   the rule in impact LCPs) cannot make it cycle.
+- :func:`solve_lcp` is the one entry point of the laws: Lemke first (the fast path), then
+  Lemke with the default coverings, in extended precision, and finally a complete method
+  (:mod:`bullet_setimpact.lcp_milp`: a mixed-integer formulation solved by HiGHS) that finds
+  a solution whenever one exists within the given bounds.  Every returned solution passes
+  the same residual check; nothing inexact is ever returned.
 
 The randomized branch samplers of the Routh law, built on :func:`lemke`, live in
 :mod:`bullet_setimpact.laws.branch_sampling`.
@@ -21,11 +26,13 @@ The randomized branch samplers of the Routh law, built on :func:`lemke`, live in
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LCPError
+from .errors import LCPError, LCPSolverError, LemkeError
+from .lcp_milp import HIGHS_TOLERANCES, feasible_point, milp_lcp
 
 #: Relative tolerance of the final residual check (feasibility and accuracy).
 RESIDUAL_TOL = 1e-9
@@ -55,20 +62,29 @@ class LCPSolution:
         ``W z + w >= 0``, complementary to ``z``.
     basis : ndarray of bool, shape (n,)
         ``basis[i]`` is True where ``z_i`` is basic in the final complementary basis.
-    basis_inverse : ndarray, shape (n, n)
-        Inverse of the final basis matrix (never singular: Lemke's final tableau).
+    basis_inverse : ndarray, shape (n, n), or None
+        Inverse of the final basis matrix (Lemke's final tableau, never singular); None
+        for a solution of the complete method on a singular basis (redundant rows).
     pivots : int
-        Number of pivots Lemke needed (0 when ``w >= 0``).
+        Number of pivots Lemke needed (0 when ``w >= 0`` or from the complete method).
     residual : float
         Relative residual of the returned solution (see :func:`lcp_residual`).
+    method : str
+        The stage of :func:`solve_lcp` that found it (:data:`METHODS`).
     """
 
     z: np.ndarray
     y: np.ndarray
     basis: np.ndarray
-    basis_inverse: np.ndarray
+    basis_inverse: np.ndarray | None
     pivots: int
     residual: float
+    method: str = "lemke"
+
+    @property
+    def fallback(self) -> bool:
+        """True when the fast path (Lemke from the requested start) failed and a later stage solved it."""
+        return self.method != "lemke"
 
 
 def lcp_residual(W: np.ndarray, w: np.ndarray, z: np.ndarray) -> float:
@@ -138,11 +154,52 @@ def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarr
 
 #: Attempts (each with a fresh random covering vector) before a randomized solve gives up.
 LEMKE_ATTEMPTS = 3
+#: A basis matrix with a larger condition number is rejected as singular to working precision.
+MAX_CONDITION = 1e13
+#: Above this size :func:`solve_lcp` skips the extended-precision stage (unvectorized
+#: arithmetic: seconds per path).
+LARGE_LCP = 256
+#: Above this size :func:`solve_lcp` caps Lemke's pivots at :data:`LARGE_PIVOT_FACTOR` ``n``
+#: instead of ``10 n + 100`` and tries one random and one default covering vector (not three
+#: of each): a failing path of size 1400 costs some 10 s, and the complete stage follows.
+#: 704 is the largest step LCP of the former 64-contact limit, so results up to it are unchanged.
+PIVOT_CAP_SIZE = 704
+LARGE_PIVOT_FACTOR = 2
+#: The stages of :func:`solve_lcp`, in order (``LCPSolution.method``).
+METHODS = ("lemke", "lemke default covering", "lemke longdouble", "milp")
 
 
 def random_covering(rng: np.random.Generator, n: int) -> np.ndarray:
     """A random positive covering vector for :func:`lemke` (entries in [0.05, 1))."""
     return rng.uniform(0.05, 1.0, size=n)
+
+
+def default_coverings(n: int) -> list[np.ndarray]:
+    """All ones, then ``LEMKE_ATTEMPTS - 1`` fixed pseudo-random vectors: deterministic."""
+    generator = np.random.default_rng(0)
+    return [np.ones(n)] + [random_covering(generator, n) for _ in range(LEMKE_ATTEMPTS - 1)]
+
+
+def safe_inverse(B: np.ndarray) -> np.ndarray | None:
+    """``B^-1``, or None when ``B`` is singular or its condition number exceeds :data:`MAX_CONDITION`."""
+    if not np.all(np.isfinite(B)) or np.linalg.cond(B) > MAX_CONDITION:
+        return None
+    try:
+        return np.linalg.inv(B)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def check_lcp(W: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``W`` and ``w`` as float arrays of matching shapes, finite; ValueError otherwise."""
+    W = np.asarray(W, dtype=float)
+    w = np.asarray(w, dtype=float)
+    n = w.shape[0] if w.ndim == 1 else -1
+    if w.ndim != 1 or W.shape != (n, n):
+        raise ValueError(f"W must have shape ({n}, {n}) to match w, got {W.shape}")
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(w))):
+        raise ValueError("W and w must be finite (no NaN or inf)")
+    return W, w
 
 
 def lemke(
@@ -151,12 +208,14 @@ def lemke(
     covering: np.ndarray | None = None,
     max_pivots: int | None = None,
     tol: float = RESIDUAL_TOL,
+    dtype: type = np.float64,
 ) -> LCPSolution:
     """Solve ``LCP(W, w)`` with Lemke's complementary pivoting (Cottle, Pang & Stone, Sec. 4.4).
 
     The path is followed with Harris's ratio test and, if that fails, again with the
     textbook one (:data:`RATIO_TEST_SLACKS`); every tolerance is relative, so the result
-    does not depend on the units of ``W`` and ``w``.
+    does not depend on the units of ``W`` and ``w``.  This is the fast path of
+    :func:`solve_lcp`, which the laws call.
 
     Parameters
     ----------
@@ -165,12 +224,14 @@ def lemke(
     covering : array_like, shape (n,), optional
         Positive covering vector ``d`` of the artificial variable.  Different covering
         vectors follow different pivot paths and may end in different solutions when the
-        LCP has several.  Default: all ones, then (if that path ends on a ray) up to
-        ``LEMKE_ATTEMPTS - 1`` fixed pseudo-random vectors.
+        LCP has several.  Default: :func:`default_coverings`, tried in turn.
     max_pivots : int, optional
         Pivot cap (default ``10 n + 100``).
     tol : float
         Relative residual the final solution must meet.
+    dtype : numpy floating type
+        Arithmetic of the tableau (``np.longdouble`` for extended precision); the
+        solution is returned and checked in float64.
 
     Returns
     -------
@@ -178,45 +239,41 @@ def lemke(
 
     Raises
     ------
-    LCPError
+    LemkeError
         On ray termination (the LCP may have no solution), on reaching the pivot
         cap, or when the final residual exceeds ``tol``.
     """
-    W = np.asarray(W, dtype=float)
-    w = np.asarray(w, dtype=float)
+    W, w = check_lcp(W, w)
     n = w.shape[0]
-    if W.shape != (n, n):
-        raise ValueError(f"W must have shape ({n}, {n}) to match w, got {W.shape}")
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(w))):
-        raise ValueError("W and w must be finite (no NaN or inf)")
     if np.all(w >= 0.0):
         basis = np.zeros(n, dtype=bool)
         return LCPSolution(np.zeros(n), w.copy(), basis, np.eye(n), 0, 0.0)
-    if covering is None:  # all ones, then fixed pseudo-random vectors: deterministic
-        generator = np.random.default_rng(0)
-        coverings = [np.ones(n)] + [random_covering(generator, n) for _ in range(LEMKE_ATTEMPTS - 1)]
+    if covering is None:
+        coverings = default_coverings(n)
     else:
         coverings = [np.asarray(covering, dtype=float)]
         if coverings[0].shape != (n,) or np.any(coverings[0] <= 0.0):
             raise ValueError(f"covering must be a positive vector of shape ({n},)")
     max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
     failures: dict[str, int] = {}
+    Wt: np.ndarray = W.astype(dtype)
+    wt: np.ndarray = w.astype(dtype)
     for d in coverings:
         for primal_tol in RATIO_TEST_SLACKS:
             # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
-            tableau = np.hstack([w[:, None], np.eye(n)])
+            tableau = np.hstack([wt[:, None], np.eye(n, dtype=dtype)])
             basic = np.arange(n)
             try:
                 # First pivot: z0 enters (column -d); the row with the most negative w_i / d_i leaves.
-                row = _min_ratio_row(tableau, np.arange(n), d, basic, primal_tol)
-                return _path_solution(W, w, tableau, basic, row, -d, max_pivots, primal_tol, tol)
-            except LCPError as exc:
+                row = _min_ratio_row(tableau, np.arange(n), d.astype(dtype), basic, primal_tol)
+                return _path_solution(W, w, Wt, tableau, basic, row, -d.astype(dtype), max_pivots, primal_tol, tol)
+            except LemkeError as exc:
                 failures[str(exc)] = failures.get(str(exc), 0) + 1
     tried = f"{len(coverings)} covering vector(s) x {len(RATIO_TEST_SLACKS)} ratio tests"
-    raise LCPError(f"Lemke failed on all {tried}: " + "; ".join(f"{reason} (x{count})" for reason, count in failures.items()))
+    raise LemkeError(f"Lemke failed on all {tried}: " + "; ".join(f"{reason} (x{count})" for reason, count in failures.items()))
 
 
-class _SecondaryRayError(LCPError):
+class _SecondaryRayError(LemkeError):
     """The entering column has no positive entry: ``z0`` cannot leave (after ``pivots`` pivots)."""
 
     def __init__(self, pivots: int) -> None:
@@ -227,6 +284,7 @@ class _SecondaryRayError(LCPError):
 def _path_solution(
     W: np.ndarray,
     w: np.ndarray,
+    Wt: np.ndarray,
     tableau: np.ndarray,
     basic: np.ndarray,
     row: int,
@@ -237,20 +295,29 @@ def _path_solution(
 ) -> LCPSolution:
     """Follow the path from ``z0`` entering at ``row`` and return the checked solution it ends in.
 
-    On a secondary ray ``z0`` may already be zero to round-off (the path ran along a
-    degenerate face): the complementary basis left by dropping ``z0`` (the orphan pair's
-    ``y`` basic) is then a solution, accepted if it passes the residual check.
+    ``Wt`` is ``W`` in the tableau's arithmetic.  On a secondary ray ``z0`` may already be
+    zero to round-off (the path ran along a degenerate face): each complementary basis left
+    by dropping ``z0`` (the orphan pair's ``y`` basic, then its ``z``) is a candidate,
+    accepted if its basis matrix is well conditioned and it passes the residual check.
     """
     try:
-        pivots = _follow_path(W, tableau, basic, row, column, max_pivots, primal_tol)
+        pivots = _follow_path(Wt, tableau, basic, row, column, max_pivots, primal_tol)
     except _SecondaryRayError as ray:
         n = basic.shape[0]
         basis = np.zeros(n, dtype=bool)
         basis[basic[(basic >= n) & (basic < 2 * n)] - n] = True
-        try:
-            return _checked_solution(W, w, basis, np.linalg.inv(basis_matrix(W, basis)), ray.pivots, tol)
-        except (LCPError, np.linalg.LinAlgError) as exc:
-            raise LCPError(f"{ray}; the basis without z0 is no solution ({exc})") from exc
+        orphan = np.setdiff1d(np.arange(n), np.where(basic >= n, basic - n, basic)[basic < 2 * n])
+        reasons = []
+        for completion in (basis, basis | np.isin(np.arange(n), orphan)):
+            inverse = safe_inverse(basis_matrix(W, completion))
+            if inverse is None:
+                reasons.append("singular basis")
+                continue
+            try:
+                return _checked_solution(W, w, completion, inverse, ray.pivots, tol)
+            except LemkeError as exc:
+                reasons.append(str(exc))
+        raise LemkeError(f"{ray}; the bases without z0 are no solution ({'; '.join(reasons)})") from None
     return _solution_from_tableau(W, w, tableau, basic, pivots, tol)
 
 
@@ -277,10 +344,10 @@ def _follow_path(
         if leaving == artificial:
             return pivots
         if pivots >= max_pivots:
-            raise LCPError(f"Lemke reached the pivot cap ({max_pivots}) without a solution")
+            raise LemkeError(f"Lemke reached the pivot cap ({max_pivots}) without a solution")
         signature = np.sort(basic).tobytes()
         if signature in visited:  # round-off broke the lexicographic order: a path never repeats a basis
-            raise LCPError(f"Lemke revisited a basis after {pivots} pivots (cycling under degeneracy)")
+            raise LemkeError(f"Lemke revisited a basis after {pivots} pivots (cycling under degeneracy)")
         visited.add(signature)
         entering = leaving + n if leaving < n else leaving - n
         column = binv[:, entering].copy() if entering < n else -(binv @ W[:, entering - n])
@@ -306,9 +373,12 @@ def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inv
     The tableau's ``B^-1`` carries the round-off of every pivot, which can leave a velocity
     row at -5e-8 where the exact answer is 0: unless its solution is accurate to
     :data:`REFINE_TOL`, the basis is refactorized and the more accurate of the two kept.
-    :class:`LCPError` if neither meets ``tol``.
+    ``basis_inverse`` may be in extended precision; the solution is float64.
+    :class:`LemkeError` if neither meets ``tol``.
     """
-    z = np.maximum(np.where(basis, basis_inverse @ w, 0.0), 0.0)
+    x = (basis_inverse @ w.astype(basis_inverse.dtype)).astype(float)
+    basis_inverse = basis_inverse.astype(float)
+    z = np.maximum(np.where(basis, x, 0.0), 0.0)
     residual = lcp_residual(W, w, z)
     if residual > REFINE_TOL:
         with contextlib.suppress(np.linalg.LinAlgError):  # singular to working precision: keep the tableau's
@@ -318,5 +388,161 @@ def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inv
             if refined_residual < residual:
                 z, residual, basis_inverse = refined, refined_residual, refactored
     if residual > tol:
-        raise LCPError(f"Lemke's solution has residual {residual:.3e} above the tolerance {tol:.1e}")
+        raise LemkeError(f"Lemke's solution has residual {residual:.3e} above the tolerance {tol:.1e}")
     return LCPSolution(z, W @ z + w, basis, basis_inverse, pivots, residual)
+
+
+def solve_lcp(
+    W: np.ndarray,
+    w: np.ndarray,
+    covering: np.ndarray | None = None,
+    rng: np.random.Generator | None = None,
+    bounds: np.ndarray | None = None,
+    tol: float = RESIDUAL_TOL,
+) -> LCPSolution:
+    """Solve ``LCP(W, w)``: Lemke first, then stages that cannot fail on a solvable LCP.
+
+    Stages (``LCPSolution.method``):
+
+    1. ``"lemke"``: Lemke from the requested start: the ``covering`` vector, or with
+       ``rng`` :data:`LEMKE_ATTEMPTS` random covering vectors drawn from it in turn (how
+       the Routh law picks a random branch), or else the default coverings;
+    2. ``"lemke default covering"``: :func:`default_coverings` (if stage 1 used others);
+    3. ``"lemke longdouble"``: the same in extended precision (skipped above :data:`LARGE_LCP`);
+       above :data:`PIVOT_CAP_SIZE` fewer covering vectors are tried, each path capped at
+       :data:`LARGE_PIVOT_FACTOR` ``n`` pivots;
+    4. ``"milp"``: the complete method (:func:`complete_solve`).
+
+    Parameters
+    ----------
+    W, w : array_like
+        The LCP.
+    covering : array_like, optional
+        Covering vector of stage 1 (exclusive with ``rng``).
+    rng : numpy Generator, optional
+        Source of stage 1's random covering vectors.
+    bounds : array_like, shape (n,), optional
+        Upper bounds ``z <= bounds`` that some solution satisfies, if one exists (e.g.
+        :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`).  With them an infeasible
+        mixed-integer problem proves that the LCP has no solution; without them stage 4
+        searches growing boxes and can only prove it when ``{z >= 0, Wz + w >= 0}`` is empty.
+    tol : float
+        Relative residual (:func:`lcp_residual`) every returned solution meets.
+
+    Raises
+    ------
+    LCPError
+        Only when the LCP has no solution (the message says why that is certain).
+    LCPSolverError
+        When the complete method itself fails (time limit, no certified bound).
+    """
+    W, w = check_lcp(W, w)
+    n = w.shape[0]
+    if covering is not None and rng is not None:
+        raise ValueError("give solve_lcp either a covering vector or an rng, not both")
+    large = n > PIVOT_CAP_SIZE
+    max_pivots = LARGE_PIVOT_FACTOR * n if large else None
+    reasons: list[str] = []
+    if covering is not None or rng is not None:
+        for _ in range(1 if covering is not None or large else LEMKE_ATTEMPTS):
+            d = covering if covering is not None else random_covering(rng, n)  # type: ignore[arg-type]
+            try:
+                return lemke(W, w, covering=d, max_pivots=max_pivots, tol=tol)
+            except LemkeError as exc:
+                reasons.append(str(exc))
+    stages: list[tuple[str, type]] = [("lemke default covering" if reasons else "lemke", np.float64)]
+    if n <= LARGE_LCP:
+        stages.append(("lemke longdouble", np.longdouble))
+    for method, dtype in stages:
+        try:
+            solution = lemke(W, w, covering=np.ones(n) if large else None, max_pivots=max_pivots, tol=tol, dtype=dtype)
+        except LemkeError as exc:
+            reasons.append(str(exc))
+            continue
+        return dataclasses.replace(solution, method=method)
+    return complete_solve(W, w, bounds, tol, context="; ".join(dict.fromkeys(reasons)))
+
+
+#: Box growth of :func:`complete_solve` without given bounds: the LP point's scale times these.
+UNBOUNDED_BOXES = (10.0, 1e4, 1e8)
+#: With given bounds an "infeasible" from HiGHS is confirmed on a box this much larger (a
+#: different scaling of the same problem) before :class:`LCPError` says there is no solution.
+VERDICT_RETRY_FACTOR = 1e3
+
+
+def complete_solve(W: np.ndarray, w: np.ndarray, bounds: np.ndarray | None, tol: float = RESIDUAL_TOL, context: str = "") -> LCPSolution:
+    """Stage 4 of :func:`solve_lcp`: the mixed-integer formulation (:func:`~bullet_setimpact.lcp_milp.milp_lcp`), polished.
+
+    With ``bounds`` one solve decides the LCP (an infeasible verdict is confirmed on a larger
+    box, :data:`VERDICT_RETRY_FACTOR`).  Without, a linear program first checks
+    ``{z >= 0, Wz + w >= 0}`` (empty: no solution), then boxes of :data:`UNBOUNDED_BOXES`
+    times its point's scale are searched in turn.  ``context`` (why Lemke failed) is
+    appended to error messages.
+    """
+    n = w.shape[0]
+    suffix = f" (Lemke: {context})" if context else ""
+    if bounds is not None:
+        bounds = np.asarray(bounds, dtype=float)
+        if bounds.shape != (n,) or not np.all(np.isfinite(bounds)) or np.any(bounds < 0.0):
+            raise ValueError(f"bounds must be a finite non-negative vector of shape ({n},), got {bounds!r}")
+        boxes = [bounds, VERDICT_RETRY_FACTOR * bounds]  # the second only if HiGHS calls the first infeasible
+    else:
+        point = feasible_point(W, w)
+        if point is None:
+            raise LCPError("the LCP has no solution: no z >= 0 has W z + w >= 0 (the feasibility LP is infeasible)" + suffix)
+        scale = max(float(point.max()), float(np.abs(w).max()) / max(float(np.abs(W).max()), np.finfo(float).tiny), 1.0)
+        boxes = [np.full(n, factor * scale) for factor in UNBOUNDED_BOXES]
+    for upper in boxes:
+        failure: LCPSolverError | None = None
+        for tolerance in HIGHS_TOLERANCES:
+            found = milp_lcp(W, w, upper, tolerance)
+            if found is None:
+                break  # the default tolerance's verdict (a tighter one is tried only after a found point)
+            try:
+                return _polished(W, w, *found, tol=tol, suffix=suffix)
+            except LCPSolverError as exc:
+                failure = exc
+        if failure is not None:
+            raise failure
+    if bounds is not None:
+        raise LCPError("the LCP has no solution: its mixed-integer formulation over the given bounds is infeasible" + suffix)
+    raise LCPSolverError(f"no solution with z <= {boxes[-1][0]:.3g} (mixed-integer formulation infeasible); pass bounds to decide" + suffix)
+
+
+#: Newton corrections of :func:`_polished` on the mixed-integer point's support.
+POLISH_ITERATIONS = 3
+
+
+def _polished(W: np.ndarray, w: np.ndarray, z: np.ndarray, support: np.ndarray, tol: float, suffix: str) -> LCPSolution:
+    """Refine the mixed-integer point ``z`` to full precision on its ``support`` (pairs with ``y = 0``).
+
+    The point meets HiGHS's tolerance only.  Fixing the complementarity pattern, each
+    correction is the least-squares (minimum-norm) ``delta`` with ``W_SS delta = -y_S``
+    (singular ``W_SS``, from redundant rows, included), ``z_i = 0`` off the support.  The
+    solution keeps the basis inverse of its support when that basis is well conditioned and
+    reproduces it (so a branch sampler may cache it), else ``basis_inverse`` is None.
+    """
+    z = np.where(support, np.maximum(z, 0.0), 0.0)
+    residual = lcp_residual(W, w, z)
+    block = W[np.ix_(support, support)]
+    for _ in range(POLISH_ITERATIONS):
+        if residual <= REFINE_TOL or not support.any():
+            break
+        delta = np.linalg.lstsq(block, -(W @ z + w)[support], rcond=None)[0]
+        refined = z.copy()
+        refined[support] = np.maximum(z[support] + delta, 0.0)
+        refined_residual = lcp_residual(W, w, refined)
+        if refined_residual >= residual:
+            break
+        z, residual = refined, refined_residual
+    if residual > tol:
+        raise LCPSolverError(f"the mixed-integer solution could not be refined below {tol:.1e} (residual {residual:.3e})" + suffix)
+    inverse = safe_inverse(basis_matrix(W, support))
+    if inverse is not None:
+        basic = np.maximum(np.where(support, inverse @ w, 0.0), 0.0)
+        basic_residual = lcp_residual(W, w, basic)
+        if basic_residual <= max(residual, REFINE_TOL):
+            z, residual = basic, basic_residual
+        else:
+            inverse = None
+    return LCPSolution(z, W @ z + w, support.copy(), inverse, 0, residual, "milp")

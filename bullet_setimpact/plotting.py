@@ -8,6 +8,7 @@ contact-frame velocities.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .problem import ImpactProblem
-from .rollouts import RolloutResults
+from .results import RolloutResults
 
 SEQUENTIAL_COLORS = ("tab:red", "gold", "tab:orange", "tab:brown")
 
@@ -72,7 +73,7 @@ def outcome_set_figure(data: OutcomeFigureData, path: str | None = None, dpi: in
         if data.anitescu_potra is not None and len(data.anitescu_potra):
             ax.scatter(*xy(data.anitescu_potra), s=70, marker="s", color="tab:blue", zorder=5, label="Anitescu-Potra")
         for color, (name, velocity) in zip(SEQUENTIAL_COLORS, data.sequential.items(), strict=False):
-            ax.scatter(*xy(velocity), s=80, marker="^", color=color, edgecolor="k", zorder=6, label=f"sequential {name}")
+            ax.scatter(*xy(velocity), s=80, marker="^", color=color, edgecolor="k", zorder=6, label=f"sequential, order {name}")
         names = {"n": "normal", "t": "tangential"}
         ax.set_xlabel(f"{names[x_axis[1]]} velocity at {data.contact_names[x_axis[0]]} [m/s]")
         ax.set_ylabel(f"{names[y_axis[1]]} velocity at {data.contact_names[y_axis[0]]} [m/s]")
@@ -111,57 +112,66 @@ def panel_points(data: OutcomeFigureData) -> list[np.ndarray]:
 
 
 def rollouts_figure(results: RolloutResults, path: str | None = None, dpi: int = 100) -> plt.Figure:
-    """Monte Carlo summary: outcome classes of the first impact, the first impacts' post-impact
-    normal velocities of the two most frequent contacts, and rollout 0's kinetic energy."""
+    """Monte Carlo summary: outcome classes of the first impact (failed rollouts in red, by
+    exception), the first impacts' post-impact normal velocities of the two most frequent
+    contacts (the title says which of how many, the legend defines them), and rollout 0's
+    kinetic energy.  The title names the law with its parameters."""
     figure, (classes, normal, energy) = plt.subplots(1, 3, figsize=(15, 4.6), constrained_layout=True)
     counts = results.outcome_counts().most_common()
-    labels = [outcome.replace(" ", "\n", 1) if len(outcome) > 24 else outcome for outcome, _ in counts]
-    classes.barh(range(len(counts)), [count for _, count in counts], color="0.35")
-    classes.set_yticks(range(len(counts)), labels, fontsize=8)
+    failed = Counter(failure.reason.split(":", 1)[0] for failure in results.failures).most_common()
+    bars = [(outcome, count, "0.35") for outcome, count in counts] + [(f"failed: {kind}", count, "tab:red") for kind, count in failed]
+    classes.barh(range(len(bars)), [count for _, count, _ in bars], color=[color for _, _, color in bars])
+    classes.set_yticks(range(len(bars)), [label for label, _, _ in bars], fontsize=7)
     classes.invert_yaxis()
     classes.set_xlabel("rollouts")
-    classes.set_title(f"outcome of the first impact ({len(results)} rollouts)")
+    classes.set_title(f"outcome of the first impact ({len(results)} rollouts)", fontsize=10)
     points = first_impact_normals(results)
+    legend = results.contact_legend()
     if points is not None:
         (label_x, label_y), xy = points
         normal.scatter(xy[:, 0], xy[:, 1], s=12, color="0.25", label="post-impact (one per rollout)")
+        for label in (label_x, label_y):
+            normal.plot([], [], " ", label=f"{label} = {legend.get(label, label)}")
         normal.set_xlabel(f"normal velocity at {label_x} [m/s]")
         normal.set_ylabel(f"normal velocity at {label_y} [m/s]")
         normal.axhline(0.0, color="0.6", lw=0.5)
         normal.axvline(0.0, color="0.6", lw=0.5)
-        normal.legend(fontsize=8)
+        normal.legend(fontsize=6, loc="best")
         _widen_degenerate_axes(normal)
-    normal.set_title("first impact, contact normal velocities")
+        shown = f"{label_x} and {label_y}" + (f" (2 most frequent of {len(legend)} contacts)" if len(legend) > 2 else "")
+        normal.set_title(f"first impact: normal velocities at {shown}", fontsize=10)
+    else:
+        normal.set_title("first impact: fewer than two contacts, nothing to plot", fontsize=10)
     normal.grid(alpha=0.3)
     record = results.records[0]
     energy.plot(record.energy_time, record.energy, color="k", lw=1.2, label="kinetic energy")
     for index, event in enumerate(record.events):
         energy.axvline(event.time, color="tab:red", lw=0.8, alpha=0.7, label="impact event" if index == 0 else None)
-    energy.set_xlabel("time [s]")
+    energy.set_xlabel("simulated time [s]")
     energy.set_ylabel("kinetic energy [J]")
-    energy.set_title(f"rollout {record.index}: {len(record.events)} impacts")
+    ending = "" if record.failure is None else f", failed at {record.simulated_time:.3f} s"
+    energy.set_title(f"rollout {record.index}: {len(record.events)} impacts{ending}", fontsize=10)
     energy.legend(fontsize=8)
     energy.grid(alpha=0.3)
-    figure.suptitle(
-        f"{results.config.get('scenario', '')}: Monte Carlo over the outcome set (law {results.config.get('law') or 'scenario default'})"
-    )
+    failures = f"; {len(results.failures)} of {len(results)} rollouts failed" if results.failures else ""
+    figure.suptitle(f"{results.config.get('scenario', '')}: Monte Carlo under {results.law_description}{failures}", fontsize=11)
     if path is not None:
         figure.savefig(path, dpi=dpi)
     return figure
 
 
 def first_impact_normals(results: RolloutResults) -> tuple[tuple[str, str], np.ndarray] | None:
-    """The two most frequent contact labels and, per rollout whose first impact has both,
-    their post-impact normal velocities, shape ``(k, 2)``; None if fewer than two labels."""
+    """The two most frequent contact labels and, per finished rollout whose first impact has
+    both, their post-impact normal velocities, shape ``(k, 2)``; None if fewer than two labels."""
     frequency: dict[str, int] = {}
-    for record in results.records:
+    for record in results.finished:
         for label in record.events[0].labels if record.events else ():
             frequency[label] = frequency.get(label, 0) + 1
     if len(frequency) < 2:
         return None
     first, second = sorted(frequency, key=lambda label: (-frequency[label], label))[:2]
     rows = []
-    for record in results.records:
+    for record in results.finished:
         if record.events:
             event = record.events[0]
             velocity = {label: value for label, value in zip(event.labels, event.normal_after, strict=True)}

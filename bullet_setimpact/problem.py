@@ -17,8 +17,6 @@ from scipy.linalg import cho_solve
 COLLISION_TOL = 1e-8
 #: Default number of linearized friction directions for spatial contacts.
 SPATIAL_FRICTION_DIRECTIONS = 8
-#: Largest number of contacts one problem may hold.
-MAX_CONTACTS = 64
 
 
 def friction_basis(tangent_dim: int, directions: int | None = None) -> np.ndarray:
@@ -87,8 +85,9 @@ class ImpactProblem:
     ------
     ValueError
         Naming the argument: M not symmetric positive definite, shape mismatch,
-        ``mu < 0``, restitution outside ``[0, 1]``, NaN or inf, no contacts, or more than
-        64 contacts.
+        ``mu < 0``, restitution outside ``[0, 1]``, NaN or inf, or no contacts.  There is no
+        upper limit on the contacts (the LCP solvers handle hundreds; large sets are reduced
+        before they get here).
     """
 
     def __init__(
@@ -117,8 +116,6 @@ class ImpactProblem:
         m = Jn.shape[0]
         if m == 0:
             raise ValueError("Jn must have at least one contact row (m = 0)")
-        if m > MAX_CONTACTS:
-            raise ValueError(f"Jn has {m} contacts; at most {MAX_CONTACTS} are supported")
         if Jn.shape[1] != nv:
             raise ValueError(f"Jn must have shape (m, {nv}) to match M, got {Jn.shape}")
         if Jt.shape[0] != m or Jt.shape[1] not in (1, 2) or Jt.shape[2] != nv:
@@ -326,3 +323,46 @@ class ImpactProblem:
     def __repr__(self) -> str:
         kind = "spatial" if self.spatial else "planar"
         return f"ImpactProblem(nv={self.dofs}, m={self.contacts}, {kind}, k={self.directions}, mu={self.mu.tolist()})"
+
+
+#: Relative margin on :func:`step_lcp_bounds` (round-off must not cut off the bounded solution).
+BOUND_MARGIN = 1e-6
+
+
+def step_lcp_bounds(problem: ImpactProblem, caps: np.ndarray, v: np.ndarray, driven: np.ndarray | None = None) -> np.ndarray:
+    """Upper bounds on ``z = [beta; lambda_n; lambda_D; gamma]`` met by some solution of the step LCP (eq. 75).
+
+    For the complete fallback of :func:`~bullet_setimpact.lcp.solve_lcp`.  With caps
+    ``c = lambda_n_max >= 0`` and ``D = Jbar M^-1 Jbar^T`` (the Delassus matrix):
+
+    - ``lambda_n <= c``: row block 1 is ``c - lambda_n >= 0``;
+    - ``lambda_D,ij <= mu_i c_i``: the cone row ``mu_i lambda_n,i - 1^T lambda_D,i >= 0``
+      and ``lambda_D >= 0``;
+    - every solution with ``beta_i`` above ``b_i = |Jn v|_i + sum_j |D_ij| U_j`` (``U`` the
+      impulse bounds above) can be lowered to ``max(0, -(Jn v + D lambda)_i) <= b_i``: if
+      ``beta_i > 0`` and ``c_i > 0``, complementarity gives ``lambda_n,i = c_i`` and then
+      ``y_n,i = 0``, i.e. ``beta_i = -(Jn v + D lambda)_i``; if ``c_i = 0``, ``lambda_n,i = 0``
+      and ``beta_i`` only appears in ``y_n,i >= 0`` (complementary to ``lambda_n,i = 0``) and
+      in ``beta_i (c_i - lambda_n,i) = 0``, which hold for the lowered value too;
+    - likewise ``gamma_i <= max_j |J_D v + D lambda|_ij``: if some ``lambda_D,ij > 0``,
+      ``y_D,ij = 0`` fixes ``gamma_i = -(J_D v + D lambda)_ij``; if none, the cone row's
+      slack is ``mu_i lambda_n,i``: positive forces ``gamma_i = 0``, zero leaves ``gamma_i``
+      only in ``y_D,i >= 0`` (complementary to zeros), so its smallest feasible value
+      ``max(0, -(J_D v + D lambda)_ij over j)`` may replace it.
+
+    With restitution (:mod:`.restitution`) ``v`` already holds the driven impulses ``d`` and
+    the cone row is ``mu_i (lambda_n,i + d_i) - 1^T lambda_D,i >= 0``, so the friction bound
+    becomes ``mu_i (c_i + d_i)``; the rest of the argument is unchanged.
+
+    The step LCP always has a solution (journal Theorem 6), hence one within these bounds
+    (times ``1 + BOUND_MARGIN``): an infeasible mixed-integer problem would be a solver
+    failure, never an LCP without solution.
+    """
+    m, mk = problem.contacts, problem.contacts * problem.directions
+    caps = np.maximum(np.asarray(caps, dtype=float), 0.0)
+    friction_caps = caps if driven is None else caps + np.maximum(np.asarray(driven, dtype=float), 0.0)
+    impulse = np.concatenate([caps, np.repeat(problem.mu * friction_caps, problem.directions)])
+    velocity = np.abs(problem.Jbar @ v) + np.abs(problem.delassus) @ impulse
+    beta = velocity[:m]
+    gamma = velocity[m:].reshape(m, problem.directions).max(axis=1) if mk else np.zeros(m)
+    return (1.0 + BOUND_MARGIN) * np.concatenate([beta, impulse, gamma])

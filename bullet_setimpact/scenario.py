@@ -1,20 +1,25 @@
 """Scenarios: named PyBullet worlds to simulate, one script each in ``scenarios/``.
 
-A scenario script (``scenarios/<name>.py``) has a module docstring whose first line is its
-one-line description and which says what it measures, a ``DEFAULTS`` dict of parameters,
-and ``build(client, **params) -> Scenario``.  It runs standalone (``python
-scenarios/<name>.py``) through :func:`run_standalone`.
+A scenario script (``scenarios/<name>.py``, or any file given by path) has a module
+docstring whose first line is its one-line description and which says what it measures, a
+``DEFAULTS`` dict of parameters, and ``build(client, **params) -> Scenario``, called with
+parameters already validated (:func:`parameters`) and gravity and the time step already set
+(:func:`setup_physics`).  It runs standalone (``python scenarios/<name>.py [run options]``)
+through :func:`bullet_setimpact.cli.run_script`.
 
 This module finds, loads and validates scenarios (:func:`available`, :func:`load`,
-:func:`build`), turns law specifications into laws (:func:`make_law`), and holds what the
-scripts share: :func:`describe`, :func:`setup_physics`, :func:`require`,
+:func:`parameters`), builds them (:func:`build`, and :func:`make` for a ready
+:class:`Rollout`, like gymnasium's ``make``), turns law specifications into laws
+(:func:`make_law`), and holds what the scripts share: :func:`describe`, :func:`require`,
 :func:`planar_scenario`, :func:`setup_robot_drop` and :func:`raise_body` (contact labels
 are in :mod:`bullet_setimpact.labels`).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +33,13 @@ import pybullet_data
 
 from .bullet.contacts import Contact
 from .bullet.examples import ExampleWorld, load_static
+from .bullet.simulator import ImpactSimulator
+from .data import data_path
+from .labels import in_link_frame
 from .laws import ImpactLaw, RouthImpact, get_law
 
-#: The project's scenario scripts (``scenarios/`` at the repository root).
-SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+#: The project's scenario scripts (:func:`bullet_setimpact.data_path`).
+SCENARIO_DIR = Path(data_path("scenarios"))
 #: Parameters every scenario may have that must be positive (seconds).
 POSITIVE_PARAMETERS = frozenset({"duration", "time_step"})
 #: Gravitational acceleration of every scenario [m/s^2] (the journal's g).
@@ -72,13 +80,52 @@ class Scenario:
     label_contact: Callable[[Contact], str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        return f"Scenario(name={self.name!r}, client={self.client}, bodies={self.bodies}, duration={self.duration}, law={self.law!r})"
+
+    def _side(self, contact: Contact) -> tuple[int, int, np.ndarray, int]:
+        """``(body, link, world point, other body)`` of the scenario body's side of ``contact``."""
+        body = contact.body_b if contact.body_b in self.bodies.values() else contact.body_a
+        link, point, other = contact.side(body)
+        return body, link, point, other
+
     def contact_label(self, contact: Contact) -> str:
         """The name of a contact (see ``label_contact``)."""
         if self.label_contact is not None:
             return self.label_contact(contact)
-        body, link = (contact.body_b, contact.link_b) if contact.body_b in self.bodies.values() else (contact.body_a, contact.link_a)
+        body, link, _, _ = self._side(contact)
         names = {value: key for key, value in self.bodies.items()}
         return f"{names.get(body, body)}:{link}"
+
+    def contact_labels(self, contacts: Sequence[Contact]) -> tuple[str, ...]:
+        """:meth:`contact_label` of each contact, made distinct within the event where the
+        geometry allows: contacts sharing a label at different corners of their link get the
+        octant of their point in the link frame, e.g. ``slab[-x+y-z]`` (two points of one
+        corner keep the shared label)."""
+        labels = [self.contact_label(contact) for contact in contacts]
+        for label in {label for label in labels if labels.count(label) > 1}:
+            group = [i for i, other in enumerate(labels) if other == label]
+            octants = [self._octant(contacts[i]) for i in group]
+            if len(set(octants)) == len(group):
+                for i, octant in zip(group, octants, strict=True):
+                    labels[i] = f"{label}[{octant}]"
+        return tuple(labels)
+
+    def _octant(self, contact: Contact) -> str:
+        """``"-x+y-z"``: the signs of the contact point in its link's frame."""
+        body, link, point, _ = self._side(contact)
+        local = in_link_frame(self.client, body, link, point)
+        return "".join(f"{'-' if value < 0.0 else '+'}{axis}" for value, axis in zip(local, "xyz", strict=True))
+
+    def contact_definition(self, contact: Contact) -> str:
+        """What a contact label stands for: body, link, point in the link frame [m], other body."""
+        body, link, point, other = self._side(contact)
+        names = {value: key for key, value in self.bodies.items()} | {
+            value: key for key, value in self.extra.items() if isinstance(value, int) and not isinstance(value, bool)
+        }
+        link_name = p.getJointInfo(body, link, physicsClientId=self.client)[12].decode() if link >= 0 else "base"
+        x, y, z = in_link_frame(self.client, body, link, point)
+        return f"{names.get(body, body)} {link_name} at ({x:+.2f}, {y:+.2f}, {z:+.2f}) m in the link frame, on {names.get(other, other)}"
 
     def observe(self) -> dict[str, np.ndarray]:
         """Final-state summary: base position, orientation (quaternion) and velocities, and
@@ -114,9 +161,10 @@ def describe(docstring: str | None) -> dict[str, str]:
 
 
 def setup_physics(client: int, time_step: float) -> None:
-    """Gravity ``-GRAVITY`` along z and Bullet's fixed time step [s]."""
+    """Gravity ``-GRAVITY`` along z and Bullet's fixed time step [s] without substeps: the
+    one place a scenario's world gets them (:func:`build` calls it before the script)."""
     p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setTimeStep(time_step, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=time_step, numSubSteps=0, physicsClientId=client)
 
 
 def raise_body(client: int, body: int, height: float) -> None:
@@ -152,12 +200,11 @@ def planar_scenario(
 
 def setup_robot_drop(client: int, params: Mapping[str, Any]) -> int:
     """Shared start of the legged-robot drops: checks ``height`` >= 0 and positive
-    ``position_gain``, ``velocity_gain`` and ``torque_scale``, sets gravity and the time step,
-    adds ``pybullet_data``'s search path and loads the box ground, whose id it returns."""
+    ``position_gain``, ``velocity_gain`` and ``torque_scale``, adds ``pybullet_data``'s search
+    path and loads the box ground, whose id it returns."""
     for key in ("position_gain", "velocity_gain", "torque_scale"):
         require(params, key, params[key] > 0.0, "> 0")
     require(params, "height", params["height"] >= 0.0, ">= 0 m")
-    setup_physics(client, params["time_step"])
     p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
     return load_static(client)
 
@@ -168,37 +215,87 @@ def require(params: Mapping[str, Any], key: str, valid: bool, expected: str) -> 
         raise ValueError(f"parameter {key!r} must be {expected}, got {params[key]!r}")
 
 
+def script_paths() -> dict[str, Path]:
+    """The shipped scenario scripts by name: the one place scenarios are discovered."""
+    return {path.stem: path for path in sorted(SCENARIO_DIR.glob("*.py")) if not path.stem.startswith("_")}
+
+
 def available() -> dict[str, str]:
-    """Scenario names and their one-line descriptions."""
-    return {path.stem: _first_line(path) for path in sorted(SCENARIO_DIR.glob("*.py")) if not path.stem.startswith("_")}
+    """Scenario names and their one-line descriptions (read with ``ast``; nothing is run)."""
+    return {name: docstring(path).splitlines()[0] if docstring(path) else "" for name, path in script_paths().items()}
 
 
-def _first_line(path: Path) -> str:
-    module = load(path.stem)
-    return (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else ""
+def docstring(path: Path) -> str:
+    """The module docstring of the script at ``path``, stripped (``""`` if none), without running it."""
+    return (ast.get_docstring(ast.parse(path.read_text(), filename=str(path))) or "").strip()
 
 
-def load(name: str) -> ModuleType:
-    """Import the scenario script ``scenarios/<name>.py``; ``ValueError`` if there is none."""
-    path = SCENARIO_DIR / f"{name}.py"
-    if not isinstance(name, str) or not name.isidentifier() or not path.is_file():
-        known = sorted(path.stem for path in SCENARIO_DIR.glob("*.py") if not path.stem.startswith("_"))
-        raise ValueError(f"unknown scenario {name!r}; expected one of {known}")
-    module_name = f"bullet_setimpact_scenarios.{name}"
+def parameter_help(name: str | Path) -> list[tuple[str, Any, str]]:
+    """``(parameter, default, comment)`` for each entry of the script's ``DEFAULTS``: the
+    comment on the entry's line (meaning and unit), or ``""``.  Read from the source; the
+    defaults come from the loaded script."""
+    path = script_path(name)
+    source = path.read_text()
+    lines = source.splitlines()
+    comments: dict[str, str] = {}
+    for node in ast.walk(ast.parse(source, filename=str(path))):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or not isinstance(node.value, ast.Dict):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(isinstance(target, ast.Name) and target.id == "DEFAULTS" for target in targets):
+            for key in node.value.keys:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    line = lines[key.lineno - 1]
+                    comments[key.value] = line.split("#", 1)[1].strip() if "#" in line else ""
+    return [(key, value, comments.get(key, "")) for key, value in load(name).DEFAULTS.items()]
+
+
+def script_path(name: str | Path) -> Path:
+    """The script of scenario ``name``: a shipped name, or the path of a user's ``.py`` file.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the shipped scenarios if it is neither.
+    """
+    text = str(name)
+    if text.endswith(".py"):
+        path = Path(text).expanduser().resolve()
+        if not path.is_file():
+            raise ValueError(f"scenario script {text!r} does not exist")
+        return path
+    shipped = script_paths()
+    if text not in shipped:
+        raise ValueError(f"unknown scenario {text!r}; expected one of {sorted(shipped)} or the path of a .py scenario script")
+    return shipped[text]
+
+
+def load(name: str | Path) -> ModuleType:
+    """Import scenario ``name``'s script (a shipped name or a ``.py`` path); ``ValueError``
+    if there is none or it lacks ``DEFAULTS`` or ``build``."""
+    path = script_path(name)
+    stem = path.stem if path.parent == SCENARIO_DIR.resolve() else re.sub(r"\W", "_", str(path))
+    module_name = f"bullet_setimpact_scenarios.{stem}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot import scenario script {str(path)!r}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
     for attribute in ("DEFAULTS", "build"):
         if not hasattr(module, attribute):
-            raise ValueError(f"scenario script {path} defines no {attribute}")
+            del sys.modules[module_name]
+            raise ValueError(f"scenario script {str(path)!r} defines no {attribute}")
     return module
 
 
-def parameters(name: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def parameters(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The scenario's ``DEFAULTS`` updated with ``overrides``, each coerced to its default's type.
 
     Raises
@@ -211,7 +308,7 @@ def parameters(name: str, overrides: Mapping[str, Any] | None = None) -> dict[st
     result = dict(defaults)
     for key, value in (overrides or {}).items():
         if key not in defaults:
-            raise ValueError(f"scenario {name!r} has no parameter {key!r}; expected one of {sorted(defaults)}")
+            raise ValueError(f"scenario {str(name)!r} has no parameter {key!r}; expected one of {sorted(defaults)}")
         result[key] = coerce(key, value, defaults[key])
     for key in POSITIVE_PARAMETERS & result.keys():
         require(result, key, result[key] > 0.0, "> 0 s")
@@ -239,9 +336,53 @@ def coerce(key: str, value: Any, default: Any) -> Any:
     return converted
 
 
-def build(name: str, client: int, params: Mapping[str, Any] | None = None) -> Scenario:
-    """Build scenario ``name`` in ``client`` with validated parameters."""
-    return load(name).build(client, **parameters(name, params))
+def build(name: str | Path, client: int, params: Mapping[str, Any] | None = None) -> Scenario:
+    """Build scenario ``name`` in ``client`` (an empty world): validates the parameters once,
+    sets gravity and the time step (:func:`setup_physics`), then runs the script's ``build``."""
+    resolved = parameters(name, params)
+    setup_physics(client, resolved["time_step"])
+    return load(name).build(client, **resolved)
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """A scenario built and ready to simulate: what :func:`make` returns.
+
+    Attributes
+    ----------
+    scenario : Scenario
+    simulator : ImpactSimulator
+        Bound to the scenario's client, under the rollout's law and seed.
+    time_step : float
+        Bullet's fixed time step [s].
+    steps : int
+        Steps that simulate the rollout's duration.
+    """
+
+    scenario: Scenario
+    simulator: ImpactSimulator
+    time_step: float
+    steps: int
+
+
+def make(
+    name: str | Path,
+    client: int,
+    *,
+    law: str | ImpactLaw | None = None,
+    seed: np.random.SeedSequence | int | None = None,
+    params: Mapping[str, Any] | None = None,
+    duration: float | None = None,
+    on_failure: str = "raise",
+) -> Rollout:
+    """Build scenario ``name`` (a shipped name or a script path) in ``client`` (an empty
+    world) with its simulator under ``law`` (:func:`make_law`) and ``seed``; ``duration``
+    [s] overrides the scenario's; ``on_failure`` is the simulator's ("raise" or "fallback")."""
+    scenario = build(name, client, params)
+    simulator = ImpactSimulator(make_law(law, scenario), client, seed=seed, on_failure=on_failure)
+    time_step = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
+    steps = max(1, round((duration if duration is not None else scenario.duration) / time_step))
+    return Rollout(scenario, simulator, time_step, steps)
 
 
 def make_law(spec: str | ImpactLaw | None, scenario: Scenario) -> ImpactLaw:
@@ -250,10 +391,3 @@ def make_law(spec: str | ImpactLaw | None, scenario: Scenario) -> ImpactLaw:
     if spec is None or spec == scenario.law.name:
         return scenario.law
     return get_law(spec)
-
-
-def run_standalone(name: str, rollouts: int = 4) -> None:
-    """What ``python scenarios/<name>.py`` does: ``bullet-setimpact run <name>`` on a few rollouts."""
-    from .cli import main
-
-    raise SystemExit(main(["run", name, "--rollouts", str(rollouts), "--workers", "1"]))

@@ -27,7 +27,7 @@ from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
 from bullet_setimpact.bullet.examples import load_free_body, load_static
 from bullet_setimpact.labels import in_link_frame
-from bullet_setimpact.scenario import Scenario, describe, parameters, require, setup_physics
+from bullet_setimpact.scenario import Scenario, describe, require
 
 NAME = "box_into_wall"
 HALF = 0.5
@@ -54,10 +54,8 @@ def corner_label(client: int, box: int, wall: int, edges: dict[tuple[int, int], 
 
 def build(client: int, **params: Any) -> Scenario:
     """The cube touching floor and wall, moving into the wall, gravity on."""
-    params = parameters(NAME, params)
     require(params, "speed", params["speed"] > 0.0, "> 0 m/s (towards the wall)")
     require(params, "angle_deg", 0.0 < params["angle_deg"] < 45.0, "in (0, 45) deg")
-    setup_physics(client, params["time_step"])
     ground = load_static(client)
     wall = load_static(client, "wall_box.urdf")
     orientation = p.getQuaternionFromAxisAngle([0.0, 1.0, 0.0], np.deg2rad(params["angle_deg"]))
@@ -82,6 +80,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("box_into_wall")
+    run_script(__file__)

@@ -24,7 +24,7 @@ from bullet_setimpact import planar
 from bullet_setimpact.bullet.contacts import Contact
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.labels import in_link_frame
-from bullet_setimpact.scenario import Scenario, parameters, planar_scenario, require, setup_physics
+from bullet_setimpact.scenario import Scenario, planar_scenario, require
 
 NAME = "box_wall"
 #: Link of the box in the planar URDF (after the x and z sliders).
@@ -56,9 +56,7 @@ def corner_label(client: int, box: int, wall: int, corners: dict[tuple[int, int]
 
 def build(client: int, **params: Any) -> Scenario:
     """The box at the journal's impact configuration moving into the wall, gravity on."""
-    params = parameters(NAME, params)
     require(params, "speed", params["speed"] > 0.0, "> 0 m/s (towards the wall)")
-    setup_physics(client, params["time_step"])
     example = planar.box_wall(speed=params["speed"])
     world = load_planar_example(client, NAME, configuration=example.configuration, velocity=example.v_minus)
     (box,) = world.bodies
@@ -77,6 +75,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("box_wall")
+    run_script(__file__)

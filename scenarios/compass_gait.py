@@ -21,7 +21,7 @@ from typing import Any
 from bullet_setimpact import planar
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, parameters, planar_scenario, require, setup_physics
+from bullet_setimpact.scenario import Scenario, planar_scenario, require
 
 NAME = "compass_gait"
 #: The journal's contact letters by the walker's link names.
@@ -36,9 +36,7 @@ DEFAULTS: dict[str, Any] = {
 
 def build(client: int, **params: Any) -> Scenario:
     """The walker at the journal's impact configuration and velocity, gravity on."""
-    params = parameters(NAME, params)
     require(params, "leg_rate", params["leg_rate"] > 0.0, "> 0 rad/s (A must fall)")
-    setup_physics(client, params["time_step"])
     example = planar.compass_gait(leg_rate=params["leg_rate"])
     world = load_planar_example(client, NAME, configuration=example.configuration, velocity=example.v_minus)
     (walker,) = world.bodies
@@ -48,6 +46,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("compass_gait")
+    run_script(__file__)

@@ -19,7 +19,7 @@ from typing import Any
 from bullet_setimpact import planar
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.labels import DISK_STACK_LETTERS, pair_label
-from bullet_setimpact.scenario import Scenario, parameters, planar_scenario, require, setup_physics
+from bullet_setimpact.scenario import Scenario, planar_scenario, require
 
 NAME = "disk_stack"
 
@@ -32,9 +32,7 @@ DEFAULTS: dict[str, Any] = {
 
 def build(client: int, **params: Any) -> Scenario:
     """The three disks at the journal's impact configuration, top one falling, gravity on."""
-    params = parameters(NAME, params)
     require(params, "speed", params["speed"] > 0.0, "> 0 m/s (the top disk must fall)")
-    setup_physics(client, params["time_step"])
     example = planar.disk_stack(speed=params["speed"])
     world = load_planar_example(client, NAME, configuration=example.configuration, velocity=example.v_minus)
     body_names = ("left", "right", "top")
@@ -45,6 +43,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("disk_stack")
+    run_script(__file__)

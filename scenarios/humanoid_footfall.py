@@ -34,7 +34,7 @@ import pybullet as p
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
 from bullet_setimpact.labels import in_link_frame, link_label
-from bullet_setimpact.scenario import Scenario, describe, parameters, raise_body, setup_robot_drop
+from bullet_setimpact.scenario import Scenario, describe, raise_body, setup_robot_drop
 
 NAME = "humanoid_footfall"
 URDF = "humanoid/humanoid.urdf"
@@ -87,7 +87,6 @@ def contact_label(client: int, robot: int, foot_links: dict[int, str], contact: 
 
 def build(client: int, **params: Any) -> Scenario:
     """The humanoid standing upright, soles ``height`` above the ground, motors holding the zero posture."""
-    params = parameters(NAME, params)
     ground = setup_robot_drop(client, params)
     upright = p.getQuaternionFromEuler([np.pi / 2.0, 0.0, 0.0])  # the URDF's +y up -> world +z
     robot = p.loadURDF(URDF, [0.0, 0.0, 2.0], upright, globalScaling=SCALE, flags=p.URDF_MAINTAIN_LINK_ORDER, physicsClientId=client)
@@ -133,6 +132,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("humanoid_footfall")
+    run_script(__file__)

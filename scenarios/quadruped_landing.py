@@ -28,7 +28,7 @@ import pybullet as p
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, describe, parameters, raise_body, setup_robot_drop
+from bullet_setimpact.scenario import Scenario, describe, raise_body, setup_robot_drop
 
 NAME = "quadruped_landing"
 URDF = "a1/a1.urdf"
@@ -49,7 +49,6 @@ DEFAULTS: dict[str, Any] = {
 
 def build(client: int, **params: Any) -> Scenario:
     """The A1 in its standing posture, feet ``height`` above the ground, motors holding the joints."""
-    params = parameters(NAME, params)
     ground = setup_robot_drop(client, params)
     robot = p.loadURDF(URDF, [0.0, 0.0, 1.0], flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
     joints, targets, forces = [], [], []
@@ -101,6 +100,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("quadruped_landing")
+    run_script(__file__)

@@ -22,7 +22,7 @@ from typing import Any
 from bullet_setimpact import planar
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, parameters, planar_scenario, require, setup_physics
+from bullet_setimpact.scenario import Scenario, planar_scenario, require
 
 NAME = "ramone"
 #: The journal's contact letters by the robot's link names (the feet are on the shanks).
@@ -37,9 +37,7 @@ DEFAULTS: dict[str, Any] = {
 
 def build(client: int, **params: Any) -> Scenario:
     """RAMone at the journal's impact configuration and velocity, gravity on."""
-    params = parameters(NAME, params)
     require(params, "pitch_rate", params["pitch_rate"] > 0.0, "> 0 rad/s (A must fall)")
-    setup_physics(client, params["time_step"])
     example = planar.ramone(pitch_rate=params["pitch_rate"])
     world = load_planar_example(client, NAME, configuration=example.configuration, velocity=example.v_minus)
     (robot,) = world.bodies
@@ -49,6 +47,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("ramone")
+    run_script(__file__)

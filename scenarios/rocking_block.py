@@ -21,7 +21,7 @@ import numpy as np
 
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.labels import bottom_corner_label
-from bullet_setimpact.scenario import Scenario, parameters, planar_scenario, require, setup_physics
+from bullet_setimpact.scenario import Scenario, planar_scenario, require
 
 NAME = "rocking_block"
 #: Link of the block in the planar URDF (after the x and z sliders).
@@ -36,9 +36,7 @@ DEFAULTS: dict[str, Any] = {
 
 def build(client: int, **params: Any) -> Scenario:
     """The block at rest ``height`` above the ground, gravity on, Bullet time step set."""
-    params = parameters(NAME, params)
     require(params, "height", params["height"] >= 0.0, ">= 0 m")
-    setup_physics(client, params["time_step"])
     world = load_planar_example(client, NAME, configuration=np.array([0.0, 1.0 + params["height"], 0.0]), velocity=np.zeros(3))
     (block,) = world.bodies
     return planar_scenario(
@@ -47,6 +45,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("rocking_block")
+    run_script(__file__)

@@ -29,7 +29,7 @@ from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
 from bullet_setimpact.bullet.examples import load_free_body, load_static
 from bullet_setimpact.labels import in_link_frame
-from bullet_setimpact.scenario import Scenario, describe, parameters, require, setup_physics
+from bullet_setimpact.scenario import Scenario, describe, require
 
 NAME = "slab_drop"
 HALF_EXTENTS = np.array([0.5, 0.25, 1.0])
@@ -51,10 +51,8 @@ def corner_label(client: int, slab: int, contact: Contact) -> str:
 
 def build(client: int, **params: Any) -> Scenario:
     """The slab at rest, lowest corner ``height`` above the box ground, gravity on."""
-    params = parameters(NAME, params)
     require(params, "height", params["height"] >= 0.0, ">= 0 m")
     require(params, "tilt", abs(params["tilt"]) < np.pi / 4, "a small angle (|tilt| < pi/4 rad)")
-    setup_physics(client, params["time_step"])
     ground = load_static(client)
     orientation = p.getQuaternionFromAxisAngle([0.0, -1.0, 0.0], params["tilt"])
     rotation = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
@@ -74,6 +72,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("slab_drop")
+    run_script(__file__)

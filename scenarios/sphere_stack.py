@@ -28,7 +28,7 @@ import pybullet as p
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.examples import load_free_body, load_static
 from bullet_setimpact.labels import DISK_STACK_LETTERS, pair_label
-from bullet_setimpact.scenario import Scenario, describe, parameters, require, setup_physics
+from bullet_setimpact.scenario import Scenario, describe, require
 
 NAME = "sphere_stack"
 RADIUS = 1.0
@@ -43,10 +43,8 @@ DEFAULTS: dict[str, Any] = {
 
 def build(client: int, **params: Any) -> Scenario:
     """The three spheres, the top one ``gap`` above contact falling at ``speed``, gravity on."""
-    params = parameters(NAME, params)
     require(params, "gap", params["gap"] >= 0.0, ">= 0 m")
     require(params, "speed", params["speed"] > 0.0 or (params["speed"] == 0.0 and params["gap"] > 0.0), "> 0 m/s (or 0 with gap > 0)")
-    setup_physics(client, params["time_step"])
     ground = load_static(client)
     p.changeDynamics(ground, -1, lateralFriction=3**0.25, physicsClientId=client)  # x 3^(1/4) = sqrt 3
     centres = {
@@ -70,6 +68,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("sphere_stack")
+    run_script(__file__)

@@ -39,7 +39,7 @@ from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.examples import load_static
 from bullet_setimpact.bullet.urdf import check_urdf, resolve_urdf
 from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, describe, parameters, raise_body, require, setup_physics
+from bullet_setimpact.scenario import Scenario, describe, raise_body, require
 
 NAME = "urdf_drop"
 #: Where the body is first loaded, before it is lowered to ``height`` [m].
@@ -64,12 +64,10 @@ DEFAULTS: dict[str, Any] = {
 
 def build(client: int, **params: Any) -> Scenario:
     """The checked URDF at rest, its lowest collision point ``height`` above the box ground."""
-    params = parameters(NAME, params)
     require(params, "height", params["height"] >= 0.0, ">= 0 m")
     require(params, "law_step", params["law_step"] >= 0.0, ">= 0 N s (0 for 'auto')")
     require(params, "law_max_steps", params["law_max_steps"] >= 1, ">= 1")
     summary = check_urdf(resolve_urdf(params["urdf"]), params["fixed_base"])
-    setup_physics(client, params["time_step"])
     ground = load_static(client)
     orientation = p.getQuaternionFromEuler([params["roll"], params["pitch"], params["yaw"]])
     try:
@@ -108,6 +106,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("urdf_drop")
+    run_script(__file__)

@@ -29,7 +29,7 @@ import numpy as np
 
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.labels import bottom_corner_label
-from bullet_setimpact.scenario import GRAVITY, Scenario, parameters, planar_scenario, require, setup_physics
+from bullet_setimpact.scenario import GRAVITY, Scenario, planar_scenario, require
 
 NAME = "zeno_block"
 #: Link of the block in the planar URDF (after the x and z sliders).
@@ -45,7 +45,6 @@ DEFAULTS: dict[str, Any] = {
 
 def build(client: int, **params: Any) -> Scenario:
     """The block flat on the ground, pivoting about A at ``rate``, gravity on."""
-    params = parameters(NAME, params)
     rate = params["rate"]
     # The block must fall back: the centre of mass may not pass over A (the apex angle of
     # journal eq. 57 stays below pi/2 - alpha), i.e. the kinetic energy about A stays below
@@ -54,7 +53,6 @@ def build(client: int, **params: Any) -> Scenario:
     hump = GRAVITY * (np.hypot(WIDTH, HEIGHT) / 2.0 - HEIGHT / 2.0)
     limit = np.sqrt(2.0 * hump / inertia_about_a)
     require(params, "rate", 0.0 < rate < limit, f"in (0, {limit:.3f}) rad/s so the block falls back")
-    setup_physics(client, params["time_step"])
     velocity = rate * np.array([-HEIGHT / 2.0, WIDTH / 2.0, 1.0])  # A = (x - w/2, y - h/2) at rest
     world = load_planar_example(client, "rocking_block", configuration=np.array([0.0, HEIGHT / 2.0, 0.0]), velocity=velocity)
     (block,) = world.bodies
@@ -64,6 +62,6 @@ def build(client: int, **params: Any) -> Scenario:
 
 
 if __name__ == "__main__":
-    from bullet_setimpact.scenario import run_standalone
+    from bullet_setimpact.cli import run_script
 
-    run_standalone("zeno_block")
+    run_script(__file__)

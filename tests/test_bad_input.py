@@ -429,7 +429,7 @@ def test_loading_results_that_do_not_exist_or_are_not_results_names_the_file(tmp
         (["outcome-set", "rocking_block", "--sampler", "halton"], "invalid choice: 'halton'"),
         (["render", SCENARIO, "--out", "x.gif", "--frames", "0"], "expected a positive integer, got 0"),
         (["render", SCENARIO], "the following arguments are required: --out"),
-        (["list", "extra"], "unrecognized arguments: extra"),
+        (["list", "rocking_block", "extra"], "unrecognized arguments: extra"),
         (["fly"], "invalid choice: 'fly'"),
     ],
 )

@@ -12,11 +12,12 @@ import pybullet_data
 import pytest
 
 from bullet_setimpact import AnitescuPotraImpact, LCPError, RouthImpact, SamplesDroppedWarning
+from bullet_setimpact.bullet.assembly import contact_problem
 from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.events import localize
 from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
 from bullet_setimpact.bullet.model import WorldModel
-from bullet_setimpact.bullet.simulator import ImpactFailure, ImpactSimulator, contact_problem
+from bullet_setimpact.bullet.simulator import ImpactFailure, ImpactSimulator
 from bullet_setimpact.errors import EventCapWarning
 from bullet_setimpact.laws.base import ImpactLaw
 
@@ -48,7 +49,7 @@ def test_extracted_problems_equal_the_closed_form_models(client: int, name: str)
     """
     world = load_planar_example(client, name)
     finder = ContactFinder(client, list(world.bodies), 1e-3)
-    problem, _ = contact_problem(finder.contacts(), WorldModel(client))
+    problem, _ = contact_problem(finder.contacts(), WorldModel(client).configuration())
     reference = world.example.problem
     np.testing.assert_allclose(problem.M, reference.M, atol=1e-6)
     assert problem.contacts == reference.contacts

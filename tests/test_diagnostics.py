@@ -160,3 +160,15 @@ def test_bad_input_gets_a_clear_error() -> None:
         outcome_spread(PropagativeImpact(), problem, np.zeros(6), samples=2)
     with pytest.raises(ValueError, match=r"v_minus must have shape \(6,\)"):
         order_independent(problem, np.zeros(5))
+
+
+def test_outcome_spread_uses_the_law_hook() -> None:
+    """``outcome_spread`` asks the law for its outcomes (``spread_outcomes``), with no type
+    checks: a toy law giving v- and 0 on a unit point mass has spread |v-|_M / |v-|_M = 1."""
+
+    class TwoOutcomes(PlasticImpact):
+        def spread_outcomes(self, problem, v_minus, samples):  # type: ignore[no-untyped-def]
+            return np.array([v_minus, np.zeros_like(v_minus)])
+
+    problem = ImpactProblem(np.eye(1), [[1.0]], np.zeros((1, 1, 1)), 0.0)
+    assert outcome_spread(TwoOutcomes(), problem, np.array([-2.0]), 4) == 1.0

@@ -9,7 +9,7 @@ import pytest
 from bullet_setimpact import PlasticImpact, PropagativeImpact
 from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
 from bullet_setimpact.bullet.model import WorldModel
-from bullet_setimpact.bullet.simulator import ImpactSimulator, external_force
+from bullet_setimpact.bullet.simulator import ImpactSimulator
 
 
 def _cradle(client: int) -> list[int]:
@@ -76,7 +76,7 @@ def test_pseudo_impulse_gets_gravity_from_the_simulator(client: int) -> None:
     for the planar block ``f = (0, -m g, 0)`` (the centre of mass is the joint origin)."""
     p.setGravity(0, 0, -9.81, physicsClientId=client)
     load_planar_example(client, "rocking_block", configuration=np.array([0.0, 1.002, 0.0]), velocity=np.zeros(3))
-    np.testing.assert_allclose(external_force(WorldModel(client)), [0.0, -9.81, 0.0], atol=1e-9)
+    np.testing.assert_allclose(WorldModel(client).configuration().external_force(), [0.0, -9.81, 0.0], atol=1e-9)
     sim = ImpactSimulator(PlasticImpact(pseudo_impulse_dt=0.03), client)
     for _ in range(12):
         sim.step()

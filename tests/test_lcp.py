@@ -10,9 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from bullet_setimpact import ImpactProblem, LCPError, planar
+from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, planar
+from bullet_setimpact import lcp as lcp_module
+from bullet_setimpact.errors import LCPSolverError, LemkeError
+from bullet_setimpact.laws.base import ImpactLaw
 from bullet_setimpact.laws.branch_sampling import BatchedLCPSolver, LemkeSolver
-from bullet_setimpact.lcp import RESIDUAL_TOL, basis_matrix, lcp_residual, lemke
+from bullet_setimpact.laws.routh import integrate, step_lcp_bounds, step_solver
+from bullet_setimpact.lcp import RESIDUAL_TOL, basis_matrix, complete_solve, lcp_residual, lemke, random_covering, solve_lcp
+from bullet_setimpact.lcp_milp import milp_lcp
+
+from .hard_lcps import rigid_body_contacts
 
 
 def _random_lcp(seed: int, n: int, family: str, degenerate: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -185,3 +192,204 @@ def test_lemke_is_scale_invariant() -> None:
         scaled = lemke(a * W, b * w)
         np.testing.assert_allclose(scaled.z, b * reference.z / a, rtol=1e-9, atol=0.0)
         assert lcp_residual(a * W, b * w, scaled.z) <= 1e-9
+
+
+# --------------------------------------------------------------------------- solve_lcp's chain
+def _step_lcp(seed: int, m: int = 3, nv: int = 6, duplicate: bool = False) -> tuple[ImpactProblem, np.ndarray, np.ndarray]:
+    """A random spatial step LCP (eq. 75): ``(problem, caps, v)``; ``duplicate`` repeats contact 0's rows."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(nv, nv))
+    Jn, Jt = rng.normal(size=(m, nv)), rng.normal(size=(m, 2, nv))
+    if duplicate:
+        Jn[1], Jt[1] = Jn[0], Jt[0]
+    problem = ImpactProblem(a @ a.T / nv + 0.1 * np.eye(nv), Jn, Jt, rng.uniform(0.0, 2.0, m))
+    v = rng.normal(size=nv)
+    if not problem.colliding(v):
+        v = -v
+    return problem, rng.uniform(0.0, 1.0, m), v
+
+
+def _always_fails(*args: object, **kwargs: object) -> None:
+    raise LemkeError("injected Lemke failure")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_solve_lcp_with_an_rng_draws_as_randomized_lemke_did(seed: int) -> None:
+    """The fast path is unchanged: ``solve_lcp(W, w, rng=...)`` returns what Lemke with the
+    first random covering vector drawn from the same generator returns, and leaves the
+    generator in the same state (one covering vector drawn)."""
+    problem, caps, v = _step_lcp(seed)
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    rng_a, rng_b = np.random.default_rng(seed), np.random.default_rng(seed)
+    solution = solve_lcp(W, w, rng=rng_a)
+    reference = lemke(W, w, covering=random_covering(rng_b, w.shape[0]))
+    np.testing.assert_array_equal(solution.z, reference.z)
+    assert solution.method == "lemke" and not solution.fallback
+    assert rng_a.random() == rng_b.random()
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+@pytest.mark.parametrize("seed", range(8))
+def test_complete_stage_solves_step_lcps_to_full_precision(seed: int, duplicate: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every Lemke stage made to fail, ``solve_lcp`` still returns a solution of the step
+    LCP within ``RESIDUAL_TOL`` (recomputed here), from the mixed-integer stage, and says so;
+    also with two identical contacts (redundant rows: a singular ``W_SS``)."""
+    problem, caps, v = _step_lcp(seed, duplicate=duplicate)
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    monkeypatch.setattr(lcp_module, "lemke", _always_fails)
+    solution = solve_lcp(W, w, rng=np.random.default_rng(seed), bounds=step_lcp_bounds(problem, caps, v))
+    assert solution.method == "milp" and solution.fallback
+    assert lcp_residual(W, w, solution.z) <= RESIDUAL_TOL
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_complete_stage_finds_the_unique_solution_of_p_matrix_lcps(seed: int) -> None:
+    """On a P-matrix LCP (unique solution, found by brute force over all 2^n bases) the
+    complete stage, without bounds, returns that solution."""
+    W, w = _random_lcp(seed, 6, "p", degenerate=seed % 2 == 1)
+    (expected,) = _brute_force_solutions(W, w)
+    np.testing.assert_allclose(complete_solve(W, w, None).z, expected, atol=1e-9 * (1.0 + np.abs(expected).max()))
+
+
+def test_solve_lcp_raises_lcp_error_only_when_there_is_no_solution() -> None:
+    """``LCP([[-1]], [-1])`` needs ``z >= 0`` with ``-z - 1 >= 0``: no feasible point at all, so
+    no solution; with or without bounds the message says so."""
+    W, w = np.array([[-1.0]]), np.array([-1.0])
+    with pytest.raises(LCPError, match="has no solution") as without:
+        solve_lcp(W, w)
+    with pytest.raises(LCPError, match="has no solution") as with_bounds:
+        solve_lcp(W, w, bounds=np.array([10.0]))
+    assert type(without.value) is LCPError and type(with_bounds.value) is LCPError
+
+
+def test_solver_failure_is_not_reported_as_no_solution() -> None:
+    """A mixed-integer solve stopped by its time limit is a solver failure
+    (:class:`LCPSolverError`), not a verdict on the LCP."""
+    problem, caps, v = _step_lcp(3, m=8, nv=12)
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    with pytest.raises(LCPSolverError, match="stopped without an answer"):
+        milp_lcp(W, w, step_lcp_bounds(problem, caps, v), time_limit=1e-9)
+
+
+def test_fallbacks_are_counted_and_give_valid_solutions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When randomized Lemke fails, both branch samplers answer with the deterministic
+    stages and count each such solve in ``stats.fallbacks``; every answer is a solution."""
+    problem, caps, v = _step_lcp(4)
+    u = np.tile(np.concatenate([caps, v]), (5, 1))
+    original = lcp_module.lemke
+
+    def fails_on_random_coverings(W: np.ndarray, w: np.ndarray, covering: np.ndarray | None = None, **kwargs: object) -> object:
+        if covering is not None:
+            raise LemkeError("injected failure of a random covering")
+        return original(W, w, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lcp_module, "lemke", fails_on_random_coverings)
+    for batched in (False, True):
+        solver = step_solver(problem, batched=batched)
+        z = solver.solve(u, np.random.default_rng(0))
+        assert solver.stats.fallbacks == solver.stats.lemke_calls >= 1
+        for row in z:
+            assert lcp_residual(problem.step_matrix, problem.step_rhs_map @ u[0], row) <= RESIDUAL_TOL
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_step_lcp_bounds_hold_for_a_solution(seed: int) -> None:
+    """:func:`step_lcp_bounds` (derived in its docstring) bounds a solution: Lemke's solution,
+    with each ``beta_i`` and ``gamma_i`` lowered to the least value its rows allow (still a
+    solution, recomputed), lies within them, up to Lemke's round-off (``RESIDUAL_TOL`` of
+    its largest entry: a zero cap's impulse may come out as 1e-15)."""
+    problem, caps, v = _step_lcp(seed, m=4)
+    caps[seed % 4] = 0.0
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    m, k = problem.contacts, problem.directions
+    z = lemke(W, w).z.copy()
+    velocity = problem.Jbar @ v + problem.delassus @ z[m : 2 * m + m * k]  # [Jn; J_D] v+ of the step
+    z[:m] = np.where(z[:m] > 0.0, np.maximum(0.0, -velocity[:m]), 0.0)
+    z[-m:] = np.where(z[-m:] > 0.0, np.maximum(0.0, -velocity[m:].reshape(m, k)).max(axis=1), 0.0)
+    assert lcp_residual(W, w, z) <= RESIDUAL_TOL
+    assert np.all(z <= step_lcp_bounds(problem, caps, v) + RESIDUAL_TOL * z.max())
+
+
+# --------------------------------------------------------------------------- the laws on large and degenerate problems
+def test_auto_step_size_ignores_zero_normal_rows() -> None:
+    """A contact whose normal Jacobian row is zero (it cannot move along its normal) has
+    ``Jn_i M^-1 Jn_i^T = 0``; ``step_size`` must not divide 0/0 (which made it fall back to
+    1 N s) but use the other contact: ``-Jn_1 v / (Jn_1 M^-1 Jn_1^T) = 2 / (1 / 4) = 8`` N s
+    for ``M = diag(4, 1)``, ``Jn_1 = [1, 0]``, ``v = [-2, 0]``."""
+    problem = ImpactProblem(np.diag([4.0, 1.0]), np.array([[0.0, 0.0], [1.0, 0.0]]), np.zeros((2, 1, 2)), 0.0)
+    assert RouthImpact("auto", 5).step_size(problem, np.array([-2.0, 0.0])) == pytest.approx(8.0, rel=1e-14)
+
+
+@pytest.mark.parametrize("law", [AnitescuPotraImpact(), RouthImpact("auto", 50)], ids=["anitescu-potra", "routh"])
+def test_a_box_landing_flat_on_128_contacts(law: ImpactLaw) -> None:
+    """No contact cap: a planar box (mass 1, inertia 1/6) landing flat on 128 points of its
+    bottom edge at ``v = (0.3, -1, 0.5)`` with ``mu = 0.5``.  Stopping it takes the impulse
+    ``M (0 - v) = (-0.3, 1, -1/12)``: normal 1 and tangential 0.3 <= mu 1 (inside the
+    cone), and the torque ``-1/12 = sum x_i n_i + 0.5 t`` needs the normal impulses'
+    centroid at ``x = 1/15``, inside the edge; sliding is impossible (friction ``mu = 0.5``
+    would reverse ``vx = 0.3``).  Every contact then sticks: ``v+ = 0`` for the
+    Anitescu-Potra law; Routh's outcome must end non-colliding without energy gain."""
+    M, Jn, Jt = rigid_body_contacts(np.random.default_rng(0), 128, spatial=False)
+    problem = ImpactProblem(M, Jn, Jt, 0.5)
+    result = law.resolve(problem, np.array([0.3, -1.0, 0.5]), rng=0)
+    assert result.terminated and not problem.colliding(result.v_plus).any()
+    assert result.energy_after <= result.energy_before * (1.0 + 1e-12)
+    if isinstance(law, AnitescuPotraImpact):
+        np.testing.assert_allclose(result.v_plus, 0.0, atol=1e-9)
+
+
+# --------------------------------------------------------------------------- Routh's resolve always finishes
+def _algorithm_1(law: RouthImpact, problem: ImpactProblem, v: np.ndarray, seed: int) -> np.ndarray:
+    """Algorithm 1 as ``resolve`` ran it before the final phase existed: ``N`` steps of caps ``h U[0, 1]^m``."""
+    rng = np.random.default_rng(seed)
+    caps = law.step_size(problem, v) * rng.random((1, law.max_steps, problem.contacts))
+    return integrate(problem, step_solver(problem, batched=False), v[None, :], caps, rng).velocity[0]
+
+
+def test_resolve_finishes_compass_gait_impacts_and_keeps_the_others_unchanged() -> None:
+    """The compass gait (journal Sec. 6, ``N = 5``): about 1.5% of Algorithm-1 runs still
+    collide after 5 steps (issue 14).  ``resolve`` must finish every one of 300 seeds within
+    its documented bound ``max_steps + final_steps + 1``, without energy gain, and give the
+    very same ``v+`` (bit for bit) as plain Algorithm 1 wherever that terminated."""
+    example = planar.compass_gait()
+    law = RouthImpact(example.step, example.max_steps)
+    finished_late = 0
+    for seed in range(300):
+        result = law.resolve(example.problem, example.v_minus, rng=seed)
+        assert result.terminated and not example.problem.colliding(result.v_plus).any()
+        assert result.steps == min(result.steps, law.max_steps) + result.info["final_steps"]
+        assert result.steps <= law.max_steps + law.final_steps + 1
+        assert result.energy_after <= result.energy_before * (1.0 + 1e-12)
+        plain = _algorithm_1(law, example.problem, example.v_minus, seed)
+        if example.problem.colliding(plain).any():
+            finished_late += 1
+            assert result.info["final_steps"] >= 1
+        else:
+            np.testing.assert_array_equal(result.v_plus, plain)
+            assert result.info["final_steps"] == 0
+    assert finished_late >= 1  # the phase was exercised
+
+
+def test_resolve_reports_an_impact_it_cannot_finish() -> None:
+    """With ``final_steps=1`` and a tiny ``step`` (1e-4 N s against a 1 m/s approach of a unit
+    mass: 1 N s needed) no run can end: ``terminated=False`` with a message naming both bounds."""
+    problem = ImpactProblem(np.eye(1), np.array([[1.0]]), np.zeros((1, 1, 1)), 0.0)
+    result = RouthImpact(1e-4, 3, final_steps=1).resolve(problem, np.array([-1.0]), rng=0)
+    assert not result.terminated and result.steps == 3 + 1 + 1
+    assert "max_steps=3" in result.message and "1 more" in result.message
+
+
+def test_final_steps_is_validated() -> None:
+    with pytest.raises(ValueError, match="final_steps must be an integer >= 1, got 0"):
+        RouthImpact(0.1, 5, final_steps=0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_extended_precision_lemke_finds_the_unique_solution(seed: int) -> None:
+    """Stage 3 of ``solve_lcp`` (Lemke in ``np.longdouble``) returns, in float64, the unique
+    solution of a P-matrix LCP (brute force over all 2^n bases)."""
+    W, w = _random_lcp(seed, 6, "p", degenerate=True)
+    (expected,) = _brute_force_solutions(W, w)
+    solution = lemke(W, w, dtype=np.longdouble)
+    assert solution.z.dtype == np.float64 and solution.basis_inverse is not None and solution.basis_inverse.dtype == np.float64
+    np.testing.assert_allclose(solution.z, expected, atol=1e-9 * (1.0 + np.abs(expected).max()))

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from bullet_setimpact.cli import main
+from bullet_setimpact.laws import RouthImpact
+from bullet_setimpact.laws.base import LawOutcome
 from bullet_setimpact.plotting import first_impact_normals, rollouts_figure
 from bullet_setimpact.rollouts import RolloutResults, monte_carlo
 
@@ -99,7 +101,7 @@ def test_a_killed_worker_is_replaced(tmp_path: Path) -> None:
     out = tmp_path / "run"
     process = _run_in_subprocess(out, 16, workers=2)
     _wait_for_files(out, 2, process)
-    workers = [child for child in _children(process.pid) if b"spawn" in Path(f"/proc/{child}/cmdline").read_bytes()]
+    workers = [child for child in _children(process.pid) if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()]
     assert workers, "no worker processes found"
     os.kill(workers[0], signal.SIGKILL)
     assert process.wait(timeout=180) == 0, process.stderr.read().decode() if process.stderr else ""
@@ -130,7 +132,7 @@ def test_results_round_trip_and_summary(tmp_path: Path) -> None:
     _same(results, loaded)
     assert loaded.config["scenario"] == SCENARIO and loaded.config["seed"] == 0
     assert sum(results.outcome_counts().values()) == 3
-    assert "outcome classes" in results.report()
+    assert "outcome of the first impact" in results.report()
 
 
 def test_rocking_block_monte_carlo_outcome_classes() -> None:
@@ -228,11 +230,163 @@ def test_cli_run_and_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     )
     from PIL import Image
 
-    with Image.open(tmp_path / "drop.gif") as gif:  # Pillow merges identical frames, adding their durations
+    # 120 steps of 1/240 s: regular frames every 30 steps (0.125 s, stored as 12 cs) at steps
+    # 0, 30, 60, 90; the block falls 0.3 m, landing at sqrt(2 h / g) = 0.247 s, in step 59 or
+    # 60, and the 0.03 s = 7 steps after it are all shown (slow motion x30): 8 frames, one of
+    # which (step 60) is a regular one, so 4 + 8 - 1 = 11 frames.  Every frame has its own
+    # time overlay, so Pillow merges none.
+    with Image.open(tmp_path / "drop.gif") as gif:
+        assert gif.size == (640, 480)
         total = 0
         for frame in range(gif.n_frames):
             gif.seek(frame)
             total += gif.info["duration"]
-        assert gif.n_frames >= 2 and total == 4 * 120  # 0.5 s in 4 frames of 0.125 s, stored as 12 cs
+        assert gif.n_frames == 11 and total == 11 * 120
     assert main(["list"]) == 0
     assert SCENARIO in capsys.readouterr().out
+
+
+class FlakyLaw(RouthImpact):
+    """Routh's law that, by design, gives up (``terminated=False``) on about half of the
+    impacts: it draws one uniform number from the rollout's stream per impact and fails
+    below 1/2.  The simulator rejects such an outcome with ``ImpactFailure``."""
+
+    name = "flaky"
+
+    @classmethod
+    def simulation_default(cls) -> FlakyLaw:
+        return cls(0.3, 10)
+
+    def _resolve(self, problem, v_minus, rng):  # type: ignore[no-untyped-def]
+        if rng.random() < 0.5:
+            return LawOutcome(np.array([v_minus]), np.zeros(problem.contacts), np.zeros((problem.contacts, 2)), False, "flaky by design")
+        return super()._resolve(problem, v_minus, rng)
+
+
+def test_failed_rollouts_are_recorded_reported_and_not_redone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a law that fails on some impacts the run finishes: failed rollouts are recorded
+    (index, seed, reason, the events before), reported in the summary and the figure, and a
+    resumed run redoes neither finished nor recorded rollouts; ``retry_failed`` redoes
+    exactly the recorded ones (and, the streams being the same, they fail again)."""
+    import bullet_setimpact.rollouts as rollouts_module
+
+    out = tmp_path / "run"
+    results = monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", out=out, params=FAST)
+    failed = [failure.index for failure in results.failures]
+    assert 0 < len(failed) < 8, "seed 0 gives both outcomes (deterministic: one stream per rollout)"
+    assert [record.index for record in results.finished] == sorted(set(range(8)) - set(failed))
+    for failure in results.failures:
+        assert failure.seed == 0 and "flaky by design" in failure.reason and "ImpactFailure" in failure.reason
+        assert failure.time < FAST["duration"]
+    report = results.report()
+    assert f"failed {len(failed)}" in report and "flaky by design" in report
+    assert f"{len(failed)} of 8 rollouts failed" in rollouts_figure(results)._suptitle.get_text()
+    assert "failed=" in repr(results) and len(repr(results).splitlines()) == 1
+
+    calls: list[int] = []
+    original = rollouts_module.run_rollout
+    monkeypatch.setattr(rollouts_module, "run_rollout", lambda task: calls.append(task.index) or original(task))
+    resumed = monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", out=out, params=FAST)
+    assert calls == []
+    assert [failure.index for failure in resumed.failures] == failed
+    monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", out=out, params=FAST, retry_failed=True)
+    assert calls == failed
+
+    fallback = monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", params=FAST, on_failure="fallback")
+    assert fallback.failures == [] and any(event.law == "anitescu-potra" for _, event in fallback.events)
+
+
+def test_on_failure_raise_names_the_rollout_and_seed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``on_failure="raise"`` (and ``--on-failure raise``) stops at the first failed rollout,
+    in index order when serial, naming it and the seed."""
+    from bullet_setimpact.errors import ImpactFailure
+    from bullet_setimpact.laws import LAWS
+
+    first = monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", params=FAST).failures[0].index
+    with pytest.raises(ImpactFailure, match=rf"rollout {first} \(seed 0\)"):
+        monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", params=FAST, on_failure="raise")
+    monkeypatch.setitem(LAWS, "flaky", FlakyLaw)
+    argv = ["run", SCENARIO, "--rollouts", "8", "--workers", "1", "--law", "flaky", "--param", "duration=0.15", "--on-failure", "raise"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert f"rollout {first} (seed 0)" in error and "Traceback" not in error
+
+
+def test_print_of_a_thousand_rollouts_is_short() -> None:
+    """``print(results)`` of 1,000 rollouts (records copied from 2 real ones) is one line."""
+    results = monte_carlo(SCENARIO, 2, seed=0, executor="serial", params=FAST)
+    many = RolloutResults([results.records[i % 2] for i in range(1000)], results.config)
+    assert len(repr(many).splitlines()) < 20 and len(repr(many)) < 400
+    assert len(many.report().splitlines()) < 30
+
+
+def test_result_files_follow_the_umask(tmp_path: Path) -> None:
+    """Result files get 0666 less the umask, like ``open()``: 0644 under umask 022, 0660 under 007."""
+    for mask, expected in ((0o022, 0o644), (0o007, 0o660)):
+        previous = os.umask(mask)
+        try:
+            out = tmp_path / f"run{mask:o}"
+            monte_carlo(SCENARIO, 1, seed=0, executor="serial", out=out, params=FAST)
+        finally:
+            os.umask(previous)
+        for path in out.iterdir():
+            assert path.stat().st_mode & 0o777 == expected, path
+
+
+def test_user_scenario_script_by_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A copy of a shipped script under another name runs by path, from Python and the CLI,
+    with the same parameter checks and the same numbers as the shipped one."""
+    from bullet_setimpact.scenario import SCENARIO_DIR
+
+    script = tmp_path / "my_block.py"
+    script.write_text((SCENARIO_DIR / f"{SCENARIO}.py").read_text())
+    mine = monte_carlo(str(script), 2, seed=0, executor="serial", params=FAST)
+    _same(mine, monte_carlo(SCENARIO, 2, seed=0, executor="serial", params=FAST))
+    with pytest.raises(ValueError, match="has no parameter 'hieght'"):
+        monte_carlo(str(script), 2, params={"hieght": 0.1})
+    with pytest.raises(ValueError, match="does not exist"):
+        monte_carlo(str(tmp_path / "missing.py"), 2)
+    assert main(["run", str(script), "--rollouts", "2", "--workers", "1", "--param", "duration=0.15"]) == 0
+    assert "2 rollouts" in capsys.readouterr().out
+
+
+def test_scenario_script_takes_the_cli_arguments(tmp_path: Path) -> None:
+    """``python scenarios/x.py --help`` prints the help and the parameters without simulating;
+    ``--rollouts 2 --param ...`` runs two rollouts."""
+    from bullet_setimpact.scenario import SCENARIO_DIR
+
+    script = str(SCENARIO_DIR / f"{SCENARIO}.py")
+    shown = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "--on-failure" in shown.stdout and "drop height of the bottom face [m]" in shown.stdout
+    assert "rollouts," not in shown.stdout
+    ran = subprocess.run(
+        [sys.executable, script, "--rollouts", "2", "--param", "duration=0.15"], capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0 and "rocking_block: 2 rollouts" in ran.stdout.replace(script, "rocking_block")
+
+
+def test_pool_runs_from_stdin_without_a_main_guard() -> None:
+    """The README's ``monte_carlo`` call fed to ``python -`` (no file, no ``__main__`` guard)
+    runs on a 2-worker pool and prints the same first-impact outcome counts as a serial run."""
+    call = f"monte_carlo({SCENARIO!r}, 4, workers=2, params={FAST!r})"
+    code = f"from bullet_setimpact.rollouts import monte_carlo\nprint(dict({call}.outcome_counts()))\n"
+    done = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == str(dict(monte_carlo(SCENARIO, 4, executor="serial", params=FAST).outcome_counts()))
+
+
+def test_spawn_pool_that_cannot_start_stops_at_once_naming_the_fix() -> None:
+    """With the ``spawn`` start method (macOS, Windows), workers re-import the main script;
+    from ``python -`` they cannot (there is no file), so the first pool breaks before any
+    result: the run stops with one line naming the guard and ``workers=1``, no restarts."""
+    code = (
+        "import bullet_setimpact.pool as pool\n"
+        "pool.start_method = lambda: 'spawn'\n"
+        "from bullet_setimpact.rollouts import monte_carlo\n"
+        f"monte_carlo({SCENARIO!r}, 4, workers=2, params={FAST!r})\n"
+    )
+    done = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: the rollout pool could not start") and "__main__" in last and "workers=1" in last
+    assert "restarting the pool" not in done.stderr

@@ -347,3 +347,26 @@ def test_zeno_block_rate_ratio_and_accumulation(client: int) -> None:
     assert np.all(np.diff(np.diff(times)) < 0.0)
     velocity = [state[1] for state in p.getJointStates(scenario.bodies["block"], [0, 1, 2], physicsClientId=client)]
     assert np.abs(velocity).max() < 1e-3
+
+
+def test_available_reads_docstrings_without_running_scripts(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``available()`` lists a script whose body would raise if executed: it reads the
+    docstring with ``ast`` only."""
+    import bullet_setimpact.scenario as scenario_module
+
+    (tmp_path / "exploding.py").write_text('"""Exploding: never run me.\n\nMeasures: nothing.\n"""\nraise RuntimeError("executed")\n')
+    monkeypatch.setattr(scenario_module, "SCENARIO_DIR", tmp_path)
+    assert available() == {"exploding": "Exploding: never run me."}
+
+
+def test_distinct_corners_get_distinct_labels() -> None:
+    """The default URDF drop (the 1 x 0.5 x 2 m slab, flat) lands on its four bottom corners,
+    which all belong to the root link "slab": each gets the signs of its corner in the link
+    frame (x and y either sign, z < 0), and the report defines every label."""
+    from bullet_setimpact.rollouts import monte_carlo
+
+    results = monte_carlo("urdf_drop", 1, executor="serial", params={"duration": 0.1})
+    first = results.records[0].events[0]
+    assert sorted(first.labels) == ["slab[+x+y-z]", "slab[+x-y-z]", "slab[-x+y-z]", "slab[-x-y-z]"]
+    legend = results.contact_legend()
+    assert set(first.labels) <= legend.keys() and all("on ground" in legend[label] for label in first.labels)

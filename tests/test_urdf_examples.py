@@ -16,10 +16,10 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from bullet_setimpact import planar
+from bullet_setimpact import data_path, planar
 from bullet_setimpact.bullet import WorldModel
 
-URDF = Path(__file__).resolve().parents[1] / "urdf"
+URDF = Path(data_path())
 FLAGS = p.URDF_USE_INERTIA_FROM_FILE
 UP, WALL_NORMAL = np.array([0.0, 1.0]), np.array([-1.0, 0.0])
 

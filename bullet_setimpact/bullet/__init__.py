@@ -6,6 +6,10 @@ conventions it relies on.
 
 from __future__ import annotations
 
-from .model import BodyModel, Configuration, WorldModel, check_client, inspect_body, rotation_matrix
+from .bodies import BodyModel, inspect_body
+from .configuration import Configuration
+from .frames import rotation_matrix
+from .inventory import check_client
+from .model import WorldModel
 
 __all__ = ["BodyModel", "Configuration", "WorldModel", "check_client", "inspect_body", "rotation_matrix"]

@@ -15,7 +15,6 @@ the shipped URDFs use boxes and spheres.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from itertools import combinations
@@ -24,13 +23,14 @@ import numpy as np
 import pybullet as p
 
 from ..errors import ManifoldCompletionWarning
+from .frames import inertial_pose, rotation_matrix
+from .inventory import world_bodies
+from .reduction import MERGE_FRACTION, merge_indices, polygon_indices
 
 #: Bullet clamps the product of the two lateral frictions to this (btManifoldResult).
 MAX_COMBINED_FRICTION = 10.0
 #: Radius of the sphere used to probe point-to-shape distances.
 PROBE_RADIUS = 1e-4
-#: Contact points closer than this are merged [m].
-MERGE_DISTANCE = 1e-5
 #: Extra distance [m] when looking for link pairs near contact.  Bullet's contact
 #: manifold (what its solver uses) measures boxes with sharp corners, but
 #: ``getClosestPoints`` runs GJK on boxes rounded by their 1 mm collision margin and reports
@@ -46,6 +46,13 @@ Feature = tuple
 def pair_key(pair: Pair) -> Pair:
     """A link pair ``((body, link), (body, link))`` in canonical (sorted) order."""
     return (pair[0], pair[1]) if pair[0] <= pair[1] else (pair[1], pair[0])
+
+
+def feature_pair(feature: Feature) -> Pair:
+    """The link pair (:func:`pair_key` order) of a contact feature."""
+    if feature[0] == "vertex":
+        return pair_key(((feature[1], feature[2]), (feature[4], feature[5])))
+    return feature[1]
 
 
 @dataclass(frozen=True)
@@ -107,10 +114,6 @@ class _Shape:
     vertices: np.ndarray | None  # (8, 3) corners in the inertial frame, for boxes
 
 
-def _rotation(quaternion: tuple[float, ...] | np.ndarray) -> np.ndarray:
-    return np.array(p.getMatrixFromQuaternion(quaternion)).reshape(3, 3)
-
-
 def _box_corners(half_extents: np.ndarray) -> np.ndarray:
     signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
     return signs * half_extents
@@ -142,8 +145,7 @@ class ContactFinder:
 
     def refresh_bodies(self) -> None:
         """Re-read the world's bodies (call after loading or removing bodies)."""
-        bodies = [p.getBodyUniqueId(i, physicsClientId=self.client) for i in range(p.getNumBodies(physicsClientId=self.client))]
-        self.pairs = [(a, b) for a, b in combinations(sorted(bodies), 2) if a in self.dynamic or b in self.dynamic]
+        self.pairs = [(a, b) for a, b in combinations(world_bodies(self.client), 2) if a in self.dynamic or b in self.dynamic]
         self._shapes.clear()
         self._vertices.clear()
         self._friction.clear()
@@ -189,8 +191,32 @@ class ContactFinder:
             candidates += [contact for contact in manifold if contact.gap <= self.tolerance]
             if not candidates and seed.gap <= self.tolerance:
                 candidates = [seed]
-            result += _merge(candidates)
+            result += self._reduce(candidates)
         return result
+
+    def merge_distance(self, link_a: tuple[int, int], link_b: tuple[int, int]) -> float:
+        """Points of one link pair closer than this are one point [m]: the contact tolerance
+        (gaps cannot tell them apart), at most :data:`~.reduction.MERGE_FRACTION` of the
+        smallest box or sphere extent of the two links."""
+        extents = [
+            float(shape.dimensions[0] if shape.geometry == p.GEOM_SPHERE else np.min(shape.dimensions))
+            for key in (link_a, link_b)
+            for shape in self._link_shapes(*key)
+            if shape.geometry in (p.GEOM_BOX, p.GEOM_SPHERE)
+        ]
+        return min([self.tolerance, *(MERGE_FRACTION * extent for extent in extents)])
+
+    def _reduce(self, candidates: list[Contact]) -> list[Contact]:
+        """One link pair's candidates without near-duplicates and, for a face contact, only
+        its contact polygon's vertices (:mod:`.reduction`)."""
+        if len(candidates) <= 1:
+            return candidates
+        points = np.array([c.position_a for c in candidates])
+        kept = [candidates[i] for i in merge_indices(points, self.merge_distance(*candidates[0].pair))]
+        if len(kept) <= 3:
+            return kept
+        polygon = polygon_indices(np.array([c.position_a for c in kept]), np.array([c.normal for c in kept]))
+        return [kept[i] for i in polygon]
 
     def feature_gaps(self, features: list[Feature], distance: float) -> dict[Feature, float]:
         """Current gaps of the given features (``inf`` beyond ``distance`` for pair features).
@@ -264,7 +290,7 @@ class ContactFinder:
             shapes = []
             for data in p.getCollisionShapeData(body, link, physicsClientId=self.client):
                 geometry, dimensions = data[2], np.array(data[3], dtype=float)
-                rotation = _rotation(data[6])
+                rotation = rotation_matrix(data[6])
                 position = np.array(data[5])
                 vertices = None
                 if geometry == p.GEOM_BOX:
@@ -281,13 +307,6 @@ class ContactFinder:
             self._vertices[key] = np.vstack(corners) if corners else None
         return self._vertices[key]
 
-    def _inertial_pose(self, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
-        if link == -1:
-            position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=self.client)
-        else:
-            position, orientation = p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=self.client)[:2]
-        return np.array(position), _rotation(orientation)
-
     def _vertex_gaps(
         self, body_v: int, link_v: int, body_s: int, link_s: int, indices: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]]:
@@ -299,11 +318,11 @@ class ContactFinder:
         local = self._link_vertices(body_v, link_v)
         if local is None:
             return np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, dtype=int), []
-        origin, rotation = self._inertial_pose(body_v, link_v)
+        origin, rotation = inertial_pose(self.client, body_v, link_v)
         if indices is None:
             indices = np.arange(len(local))
         vertices = local[indices] @ rotation.T + origin
-        s_origin, s_rotation = self._inertial_pose(body_s, link_s)
+        s_origin, s_rotation = inertial_pose(self.client, body_s, link_s)
         shapes = self._link_shapes(body_s, link_s)
         measured = [
             self._vertex_distances(vertices, shape, s_origin + s_rotation @ shape.position, s_rotation @ shape.rotation, body_s, link_s)
@@ -322,7 +341,9 @@ class ContactFinder:
         vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s)
         mu = self.friction(body_v, link_v, body_s, link_s)
         found = []
-        for row in np.flatnonzero(gaps <= self.tolerance):
+        # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
+        # other link's vertices and Bullet's manifold hold that contact)
+        for row in np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25)):
             vertex, gap, normal, index, geometry = vertices[row], gaps[row], normals[row], indices[row], geometries[row]
             if geometry == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
                 self._warn_plane(body_v, link_v, body_s, link_s)
@@ -388,12 +409,3 @@ def _box_distance(local: np.ndarray, half: np.ndarray, frame: np.ndarray) -> tup
     normals = np.sign(local) * np.where((outside > 0.0)[:, None], positive, excess == deepest[:, None])
     normals /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normals, normals)), 1e-12)[:, None]
     return gaps, normals @ frame.T
-
-
-def _merge(contacts: list[Contact]) -> list[Contact]:
-    """Drop contacts whose point on A lies within :data:`MERGE_DISTANCE` of an earlier one."""
-    kept: list[Contact] = []
-    for contact in contacts:
-        if all(math.dist(contact.position_a, other.position_a) > MERGE_DISTANCE for other in kept):
-            kept.append(contact)
-    return kept

@@ -1,5 +1,8 @@
 """Impact-event detection and time localization, as ``scipy.integrate.solve_ivp`` does events.
 
+Detection (:func:`arrivals`, :func:`pushed_by_bullet`) looks at the world after a trial
+step; localization (:func:`localize`) finds the time the arriving gap reaches its target.
+
 An impact event is a gap function crossing into contact: ``g(t) = min gap of the
 candidate link pairs - target``, with ``g(0) > 0`` at the start of the interval.  Like
 ``solve_ivp``'s ``find_active_events``/``solve_event_equation`` pair, detection is a mask
@@ -8,10 +11,58 @@ over the pairs and localization a bracketed root find (``brentq``) on ``g``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import numpy as np
+import pybullet as p
 from scipy.optimize import brentq
+
+from .contacts import Contact, ContactFinder, Feature, feature_pair, pair_key
+from .frames import cross, link_velocity
+
+
+def normal_velocity(client: int, contact: Contact) -> float:
+    """Separating velocity ``n . (v_A(p_A) - v_B(p_B))`` of a contact's material points [m/s]."""
+    relative = _point_velocity(client, contact.body_a, contact.link_a, contact.position_a)
+    relative -= _point_velocity(client, contact.body_b, contact.link_b, contact.position_b)
+    return float(contact.normal @ relative)
+
+
+def _point_velocity(client: int, body: int, link: int, point: np.ndarray) -> np.ndarray:
+    """World velocity of the material point of a link at ``point``."""
+    com, linear, angular = link_velocity(client, body, link)
+    return linear + cross(angular, point - com)
+
+
+def arrivals(client: int, contacts: list[Contact], touching: Collection[Feature], threshold: float) -> tuple[list[Contact], list[Feature]]:
+    """Contacts approaching faster than ``threshold`` that were not touching, and the
+    features among them that crossed into contact (gap <= 0)."""
+    approaching = [c for c in contacts if c.feature not in touching and normal_velocity(client, c) < -threshold]
+    return approaching, [c.feature for c in approaching if c.gap <= 0.0]
+
+
+def pushed_by_bullet(
+    client: int, finder: ContactFinder, dynamic: Collection[int], tolerance: float, touching: Collection[Feature]
+) -> list[Feature]:
+    """Features Bullet pushed in the last step while they were out of contact, mapped to the
+    nearest box corner of the pair (or to the pair itself): manifold points with a normal
+    impulse and a gap beyond the tolerance (Bullet's speculative contacts respond before
+    penetration, e.g. a tilted box corner 1 mm above the floor), and any pushed point of a
+    link pair that was not touching at all (Bullet stops a wheel or a mesh landing within
+    the step, so after it the point neither penetrates nor approaches)."""
+    pushed: list[Feature] = []
+    touching_pairs = {feature_pair(feature) for feature in touching}
+    for point in p.getContactPoints(physicsClientId=client):
+        if point[9] <= 0.0:
+            continue
+        if point[8] <= tolerance and pair_key(((point[1], point[3]), (point[2], point[4]))) in touching_pairs:
+            continue
+        if point[1] not in dynamic and point[2] not in dynamic:
+            continue
+        feature = finder.nearest_feature((point[1], point[3]), (point[2], point[4]), np.array(point[5]), np.array(point[6]))
+        if feature not in touching and feature not in pushed:
+            pushed.append(feature)
+    return pushed
 
 
 def localize(

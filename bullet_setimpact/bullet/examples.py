@@ -15,9 +15,11 @@ import numpy as np
 import pybullet as p
 
 from .. import planar
+from ..data import data_path
+from .inventory import movable_joints
 
-#: The project's URDF directory (``urdf/`` at the repository root).
-URDF_DIR = Path(__file__).resolve().parents[2] / "urdf"
+#: The project's URDF directory (:func:`bullet_setimpact.data_path`).
+URDF_DIR = Path(data_path("urdf"))
 
 #: URDF file(s) of each planar example, one per body, and the coordinates each body takes.
 PLANAR_URDFS: dict[str, tuple[tuple[str, slice], ...]] = {
@@ -96,7 +98,7 @@ def load_planar_example(
     for filename, block in PLANAR_URDFS[name]:
         body = p.loadURDF(urdf_path(filename), useFixedBase=True, flags=flags, physicsClientId=client)
         joints = list(range(p.getNumJoints(body, physicsClientId=client)))
-        movable = [j for j in joints if p.getJointInfo(body, j, physicsClientId=client)[2] != p.JOINT_FIXED]
+        movable = list(movable_joints(client, body))
         p.setJointMotorControlArray(body, movable, p.VELOCITY_CONTROL, forces=[0.0] * len(movable), physicsClientId=client)
         for link in [-1, *joints]:
             p.changeDynamics(body, link, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
@@ -104,3 +106,27 @@ def load_planar_example(
             p.resetJointState(body, joint, float(value), float(rate), physicsClientId=client)
         bodies.append(body)
     return ExampleWorld(example, tuple(bodies), ground, wall)
+
+
+#: Size [m] of a ``pybullet_data/jenga/jenga.urdf`` block (its collision box).
+JENGA_BLOCK = (0.15, 0.05, 0.03)
+
+
+def load_jenga_stack(client: int, layers: int = 3, drop: float = 0.1, spacing: float = 1e-3) -> list[int]:
+    """A jenga stack of ``layers`` crossed layers of 3 ``pybullet_data`` blocks, each layer
+    resting on the one below, blocks of a layer ``spacing`` apart side by side, its bottom
+    face ``drop`` above ``z = 0`` (load the ground separately)."""
+    import pybullet_data
+
+    _, width, height = JENGA_BLOCK
+    path = str(Path(pybullet_data.getDataPath()) / "jenga" / "jenga.urdf")
+    bodies = []
+    for layer in range(layers):
+        z = drop + height * (layer + 0.5)
+        yaw = 0.0 if layer % 2 == 0 else np.pi / 2
+        orientation = p.getQuaternionFromEuler([0.0, 0.0, yaw])
+        for k in (-1, 0, 1):
+            offset = k * (width + spacing)
+            position = [0.0, offset, z] if layer % 2 == 0 else [offset, 0.0, z]
+            bodies.append(p.loadURDF(path, position, orientation, physicsClientId=client))
+    return bodies

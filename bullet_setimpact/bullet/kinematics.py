@@ -35,25 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pybullet as p
 
-#: Number of velocity entries of each supported joint type.
-JOINT_DOFS = {p.JOINT_REVOLUTE: 1, p.JOINT_PRISMATIC: 1, p.JOINT_SPHERICAL: 3, p.JOINT_FIXED: 0}
-
-
-def rotation_matrices(quaternions: np.ndarray) -> np.ndarray:
-    """Rotation matrices ``(k, 3, 3)`` of unit quaternions ``(k, 4)`` given as ``(x, y, z, w)``."""
-    q = np.asarray(quaternions, dtype=float)
-    x, y, z, w = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    out = np.empty((len(q), 3, 3))
-    out[:, 0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    out[:, 0, 1] = 2.0 * (x * y - z * w)
-    out[:, 0, 2] = 2.0 * (x * z + y * w)
-    out[:, 1, 0] = 2.0 * (x * y + z * w)
-    out[:, 1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    out[:, 1, 2] = 2.0 * (y * z - x * w)
-    out[:, 2, 0] = 2.0 * (x * z - y * w)
-    out[:, 2, 1] = 2.0 * (y * z + x * w)
-    out[:, 2, 2] = 1.0 - 2.0 * (x * x + y * y)
-    return out
+from .frames import rotation_matrices
+from .inventory import JOINT_DOFS
 
 
 @dataclass(frozen=True)

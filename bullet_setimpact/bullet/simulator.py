@@ -28,15 +28,19 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import EventCapWarning, ImpactFailure, SetImpactError
+from ..errors import EventCapWarning, ImpactFailure, RestitutionIgnoredWarning, SetImpactError
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
+from ..laws.checked import CheckedLaw
 from ..problem import ImpactProblem, friction_basis
 from ..validation import positive_int, positive_number
-from .contacts import SEED_MARGIN, Contact, ContactFinder, Pair, pair_key
-from .events import localize
-from .model import WorldModel, check_client
-from .state import Snapshot, movable_joints
+from .assembly import clusters, combined_restitution, contact_problem
+from .configuration import Configuration
+from .contacts import SEED_MARGIN, Contact, ContactFinder
+from .events import arrivals, localize, pushed_by_bullet
+from .inventory import check_client
+from .model import WorldModel
+from .state import Snapshot
 
 logger = logging.getLogger("bullet_setimpact")
 
@@ -48,8 +52,9 @@ TARGET_FRACTION = 0.1
 #: faster than ``LOOKAHEAD / dt`` (24 m/s at 240 Hz) could arrive unannounced; it is then
 #: resolved at the step's end with a logged warning.
 LOOKAHEAD = 0.1
-#: Relative energy increase above which a law's outcome is rejected.
-ENERGY_TOL = 1e-9
+#: Bullet's own ``stepSimulation``, bound before :mod:`bullet_setimpact.hooks` can replace
+#: ``pybullet.stepSimulation``: the simulator's steps never enter the hook.
+bullet_step_simulation = p.stepSimulation
 
 
 @dataclass(frozen=True)
@@ -108,64 +113,6 @@ class ImpactEvent:
         return self.v_minus[index], self.v_plus[index]
 
 
-def contact_problem(
-    contacts: list[Contact], model: WorldModel, friction_directions: int | None = None
-) -> tuple[ImpactProblem, list[Contact]]:
-    """The impact problem of a contact set: ``M(q)``, normal and tangent Jacobians, ``mu``.
-
-    ``Jn = n^T (J_A(p_A) - J_B(p_B))`` with the normal on B pointing to A (journal eq. 12),
-    tangents an orthonormal pair per contact.  When every contact's tangential Jacobian has
-    rank one (a planar mechanism) the problem is planar, with the tangent along the one
-    direction that can slide (its largest world component made positive).  Contacts with
-    identical rows and friction (e.g. both corners of a planar block's edge) are merged:
-    their friction cones add up to one cone, so the impact is the same.  Returns the
-    problem and the contacts behind its rows.
-    """
-    configuration = model.configuration()
-    M = configuration.mass_matrix()
-    normals = np.array([contact.normal for contact in contacts])
-    jacobians = np.array(
-        [
-            configuration.point_jacobian(c.body_a, c.link_a, c.position_a) - configuration.point_jacobian(c.body_b, c.link_b, c.position_b)
-            for c in contacts
-        ]
-    )
-    tangents = np.array([_tangent_basis(normal) for normal in normals])
-    Jn = np.einsum("id,idv->iv", normals, jacobians)
-    Jt = np.einsum("ikd,idv->ikv", tangents, jacobians)
-    mu = np.array([contact.mu for contact in contacts])
-    planar = _planar_tangents(Jt, tangents)
-    Jt = Jt if planar is None else planar
-    rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]])
-    scale = 1e-9 * (1.0 + np.abs(rows).max())
-    keep = [i for i in range(len(contacts)) if not any(np.abs(rows[i] - rows[j]).max() <= scale for j in range(i))]
-    problem = ImpactProblem(M, Jn[keep], Jt[keep], mu[keep], None if planar is not None else friction_directions)
-    return problem, [contacts[i] for i in keep]
-
-
-def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a x b`` of two 3-vectors (``np.cross`` costs 15 us of dispatch for this)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
-def _tangent_basis(normal: np.ndarray) -> np.ndarray:
-    """Two unit tangents ``(t1, t2)`` with ``t1 x t2 = n`` (deterministic)."""
-    helper = np.eye(3)[np.argmin(np.abs(normal))]
-    t1 = cross(helper, normal)
-    t1 /= np.linalg.norm(t1)
-    return np.array([t1, cross(normal, t1)])
-
-
-def _planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
-    """``(m, 1, nv)`` tangent Jacobians if every contact can slide along one direction only."""
-    u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts
-    if np.any(singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)):
-        return None
-    direction = np.einsum("mk,mkd->md", u[:, :, 0], tangents)
-    direction *= np.sign(direction[np.arange(len(direction)), np.argmax(np.abs(direction), axis=1)])[:, None]
-    return np.einsum("md,mkd,mkv->mv", direction, tangents, Jt)[:, None, :]
-
-
 class ImpactSimulator:
     """Drop-in replacement for ``p.stepSimulation()`` that resolves impacts with ``law``.
 
@@ -210,13 +157,15 @@ class ImpactSimulator:
     ) -> None:
         if not callable(getattr(law, "resolve", None)):
             raise ValueError(f"law must have a resolve(problem, v_minus, rng) method, got {type(law).__name__}")
+        if on_failure not in ("raise", "fallback"):
+            raise ValueError(f"on_failure must be 'raise' or 'fallback', got {on_failure!r}")
         self.client = check_client(client)
         self.contact_tolerance = positive_number("contact_tolerance", contact_tolerance)
         self.impact_velocity_threshold = positive_number("impact_velocity_threshold", impact_velocity_threshold)
         self.max_events_per_step = positive_int("max_events_per_step", max_events_per_step)
-        if on_failure not in ("raise", "fallback"):
-            raise ValueError(f"on_failure must be 'raise' or 'fallback', got {on_failure!r}")
         self.law = law
+        self.checked = CheckedLaw(law, AnitescuPotraImpact() if on_failure == "fallback" else None)
+        self._restitution_warned: set[tuple[int, ...]] = set()
         self.rng = as_generator(seed, "seed")
         if friction_directions is not None:
             friction_basis(2, friction_directions)  # spatial contacts: an even integer >= 4
@@ -226,7 +175,7 @@ class ImpactSimulator:
         #: Model of every body of the client (static ones included, without DoF).
         self.world = WorldModel(self.client)
         tracked = self.world.restrict(bodies) if bodies is not None else self.world
-        self._dynamic = {body.body: movable_joints(self.client, body.body) for body in tracked.bodies}
+        self._dynamic = {body.body: body.joints for body in tracked.bodies}
         self.finder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance)
         #: Every event so far.
         self.events: list[ImpactEvent] = []
@@ -234,7 +183,7 @@ class ImpactSimulator:
         self.time = 0.0
         #: Steps in which the event cap was hit.
         self.capped_steps = 0
-        self._bodies = p.getNumBodies(physicsClientId=self.client)
+        self._bodies = len(self.world.body_ids)
         self._touching: set | None = None
         self._last: Snapshot | None = None
         self._near = True
@@ -311,10 +260,9 @@ class ImpactSimulator:
             self._touching = set()
             return duration, []
         contacts = self.finder.contacts()
-        approaching = [c for c in contacts if c.feature not in touching and self._normal_velocity(c) < -self.impact_velocity_threshold]
-        arrivals = [c.feature for c in approaching if c.gap <= 0.0]
+        approaching, arrived = arrivals(self.client, contacts, touching, self.impact_velocity_threshold)
         pushed = self._pushed_by_bullet(touching)
-        features = arrivals + [feature for feature in pushed if feature not in arrivals]
+        features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
             return duration, []
@@ -355,7 +303,7 @@ class ImpactSimulator:
 
     def _bullet_step(self, duration: float) -> None:
         self._set_time_step(duration)
-        p.stepSimulation(physicsClientId=self.client)
+        bullet_step_simulation(physicsClientId=self.client)
 
     def _set_time_step(self, duration: float) -> None:
         if duration != self._current_step:
@@ -363,35 +311,7 @@ class ImpactSimulator:
             self._current_step = duration
 
     def _pushed_by_bullet(self, touching: set) -> list[tuple]:
-        """Features Bullet pushed in the last step while they were out of contact (its
-        speculative contacts respond before penetration, e.g. a tilted box corner 1 mm above
-        the floor): manifold points with a normal impulse and a gap beyond the tolerance,
-        mapped to the nearest box corner of the pair (or to the pair itself)."""
-        pushed = []
-        for point in p.getContactPoints(physicsClientId=self.client):
-            if point[9] <= 0.0 or point[8] <= self.contact_tolerance:
-                continue
-            if point[1] not in self._dynamic and point[2] not in self._dynamic:
-                continue
-            feature = self.finder.nearest_feature((point[1], point[3]), (point[2], point[4]), np.array(point[5]), np.array(point[6]))
-            if feature not in touching and feature not in pushed:
-                pushed.append(feature)
-        return pushed
-
-    def _normal_velocity(self, contact: Contact) -> float:
-        relative = self._point_velocity(contact.body_a, contact.link_a, contact.position_a)
-        relative -= self._point_velocity(contact.body_b, contact.link_b, contact.position_b)
-        return float(contact.normal @ relative)
-
-    def _point_velocity(self, body: int, link: int, point: np.ndarray) -> np.ndarray:
-        """World velocity of the material point of a link at ``point``."""
-        if link == -1:
-            com = np.array(p.getBasePositionAndOrientation(body, physicsClientId=self.client)[0])
-            linear, angular = (np.array(x) for x in p.getBaseVelocity(body, physicsClientId=self.client))
-        else:
-            state = p.getLinkState(body, link, computeLinkVelocity=1, computeForwardKinematics=True, physicsClientId=self.client)
-            com, linear, angular = np.array(state[0]), np.array(state[6]), np.array(state[7])
-        return linear + cross(angular, point - com)
+        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching)
 
     def _cap(self, remaining: float) -> None:
         self.capped_steps += 1
@@ -415,19 +335,27 @@ class ImpactSimulator:
         """Resolve every colliding contact cluster among ``contacts`` (current configuration)."""
         events = []
         contacts = [c for c in contacts if {c.body_a, c.body_b} <= set(self._dynamic) | self.world.static_bodies]
-        for cluster in _clusters(contacts, set(self._dynamic)):
+        for cluster in clusters(contacts, set(self._dynamic)):
             bodies = tuple(sorted({b for c in cluster for b in (c.body_a, c.body_b) if b in self._dynamic}))
             model = self.world.restrict(bodies)
-            problem, cluster = contact_problem(cluster, model, self.friction_directions)
+            configuration = model.configuration()
+            try:
+                restitution = self._restitution(cluster)
+                problem, cluster = contact_problem(cluster, configuration, self.friction_directions, restitution)
+            except (SetImpactError, ValueError, np.linalg.LinAlgError) as exc:
+                raise ImpactFailure(
+                    f"the impact problem of {len(cluster)} contacts between bodies {bodies} at t = {time:.6f} s "
+                    f"could not be built ({type(exc).__name__}: {exc}); nothing was written back"
+                ) from exc
             v_minus = model.velocity()
             if not np.all(np.isfinite(v_minus)):
                 raise ValueError(
                     f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; "
                     "was it set with resetBaseVelocity or resetJointState?"
                 )
-            if not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):
+            if problem is None or not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):
                 continue
-            result, law_name, failure = self._checked_outcome(problem, v_minus, model)
+            result, law_name, failure = self._checked_outcome(problem, v_minus, configuration)
             model.set_velocity(result.v_plus)
             written = model.velocity()
             if not np.allclose(written, result.v_plus, rtol=0.0, atol=1e-9 * (1.0 + np.abs(result.v_plus).max())):
@@ -454,98 +382,36 @@ class ImpactSimulator:
             logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
         return events
 
-    def _checked_outcome(self, problem: ImpactProblem, v_minus: np.ndarray, model: WorldModel) -> tuple[ImpactResult, str, str]:
-        """The law's outcome if it passes the checks, else the fallback's or :class:`ImpactFailure`.
+    def _restitution(self, contacts: list[Contact]) -> np.ndarray | None:
+        """The contacts' combined restitution if the law honours it; otherwise None, with a
+        :class:`RestitutionIgnoredWarning` once per body pair whose restitution is positive."""
+        restitution = combined_restitution(self.client, contacts)
+        if self.checked.honours_restitution:
+            return restitution
+        for contact, value in zip(contacts, restitution, strict=True):
+            pair = tuple(sorted((contact.body_a, contact.body_b)))
+            if value > 0.0 and pair not in self._restitution_warned:
+                self._restitution_warned.add(pair)
+                warnings.warn(
+                    f"bodies {pair[0]} and {pair[1]} have combined restitution {value:.3g}, but {self.checked.name} is inelastic: "
+                    "their impacts do not bounce (RouthImpact honours restitution)",
+                    RestitutionIgnoredWarning,
+                    stacklevel=4,
+                )
+        return None
 
-        Returns ``(result, law name, why the law was not used)``.
-        """
-        law_name = getattr(self.law, "name", "") or type(self.law).__name__
-        reason: str | None
-        try:
-            if self.law.needs_external_force:
-                problem = problem.with_external_force(external_force(model))
-            result = self.law.resolve(problem, v_minus, rng=self.rng)
-            reason = _rejection(problem, result)
-        except (SetImpactError, ValueError) as exc:  # the law cannot solve this problem (it is ours, so valid)
-            reason = f"{type(exc).__name__}: {exc}"
-        if reason is None:
-            return result, law_name, ""
-        if self.on_failure == "raise":
-            raise ImpactFailure(f"{law_name} failed at an impact with {problem.contacts} contacts: {reason}; nothing was written back")
-        fallback = AnitescuPotraImpact().resolve(problem, v_minus)
-        fallback_reason = _rejection(problem, fallback)
-        if fallback_reason is not None:
-            raise ImpactFailure(f"{law_name} failed ({reason}) and so did the Anitescu-Potra fallback ({fallback_reason})")
-        logger.warning("%s failed (%s); applied the Anitescu-Potra fallback", law_name, reason)
-        return fallback, AnitescuPotraImpact.name, f"{law_name}: {reason}"
+    def _checked_outcome(self, problem: ImpactProblem, v_minus: np.ndarray, configuration: Configuration) -> tuple[ImpactResult, str, str]:
+        """The law's outcome if it passes the checks (:class:`CheckedLaw`), else the fallback's
+        or :class:`ImpactFailure`.  Returns ``(result, law name, why the law was not used)``."""
+        if self.checked.needs_external_force:
+            problem = problem.with_external_force(configuration.external_force())
+        outcome = self.checked.check(problem, v_minus, rng=self.rng)
+        if outcome.failure:
+            logger.warning("%s; applied the %s fallback", outcome.failure, outcome.law)
+        return outcome.result, outcome.law, outcome.failure
 
     def _diagnostics(self, problem: ImpactProblem, v_minus: np.ndarray) -> dict[str, Any]:
         from ..diagnostics import normal_coupling, order_independent
 
         verdict = order_independent(problem, v_minus)
         return {"normal_coupling": normal_coupling(problem), "order_independent": verdict}
-
-
-def external_force(model: WorldModel) -> np.ndarray:
-    """Generalized non-contact force at the current state, in ``model``'s layout: gravity,
-    ``sum_links J_com^T m g``, plus the torques Bullet's joint motors applied in the last step
-    (``getJointState``'s applied torque, single-DoF joints).  Coriolis and centrifugal terms
-    are left out.  It is what ``PlasticImpact``'s pseudo-impulse needs (Johnson et al. eq. 55).
-    """
-    client = model.client
-    parameters = p.getPhysicsEngineParameters(physicsClientId=client)
-    gravity = np.array([parameters[f"gravityAcceleration{axis}"] for axis in "XYZ"])
-    configuration = model.configuration()
-    force = np.zeros(model.nv)
-    for body in model.bodies:
-        for link in range(-1, body.num_links):
-            mass = p.getDynamicsInfo(body.body, link, physicsClientId=client)[0]
-            if mass <= 0.0:
-                continue
-            if link == -1:
-                centre = p.getBasePositionAndOrientation(body.body, physicsClientId=client)[0]
-            else:
-                centre = p.getLinkState(body.body, link, computeForwardKinematics=True, physicsClientId=client)[0]
-            force += configuration.point_jacobian(body.body, link, np.array(centre)).T @ (mass * gravity)
-        block = model.block(body.body)
-        offset = block.start + 6 * body.floating
-        for joint, dofs in zip(body.joints, body.joint_dofs or (1,) * len(body.joints), strict=True):
-            if dofs == 1:
-                force[offset] += p.getJointState(body.body, joint, physicsClientId=client)[3]
-            offset += dofs
-    return force
-
-
-def _rejection(problem: ImpactProblem, result: ImpactResult) -> str | None:
-    """Why an outcome may not be written back, or None when it passes."""
-    if not np.all(np.isfinite(result.v_plus)) or result.v_plus.shape != (problem.dofs,):
-        return "v_plus is not a finite vector of the right shape"
-    if not result.terminated:
-        return f"the impact did not terminate ({result.message or 'still colliding'})"
-    if problem.colliding(result.v_plus):
-        return "v_plus still collides"
-    if result.energy_after > result.energy_before * (1.0 + ENERGY_TOL) + 1e-12:
-        return f"kinetic energy grew from {result.energy_before:.6g} to {result.energy_after:.6g} J"
-    return None
-
-
-def _feature_pair(feature: tuple) -> Pair:
-    """The link pair of a contact feature."""
-    if feature[0] == "vertex":
-        return pair_key(((feature[1], feature[2]), (feature[4], feature[5])))
-    return feature[1]
-
-
-def _clusters(contacts: list[Contact], dynamic: set[int]) -> list[list[Contact]]:
-    """Group contacts into impacts that share no dynamic body (``M`` is block-diagonal)."""
-    groups: list[tuple[set[int], list[Contact]]] = []
-    for contact in contacts:
-        bodies = {b for b in (contact.body_a, contact.body_b) if b in dynamic}
-        if not bodies:
-            continue
-        merged = [group for group in groups if group[0] & bodies]
-        for group in merged:
-            groups.remove(group)
-            bodies |= group[0]
-        groups.append((bodies, [c for group in merged for c in group[1]] + [contact]))
-    return [group[1] for group in groups]

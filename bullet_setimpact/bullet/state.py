@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import pybullet as p
 
+from .inventory import reset_joint_states
+
 
 @dataclass(frozen=True)
 class _BodyState:
@@ -84,39 +86,3 @@ class Snapshot:
                 if any(abs(x - y) > tol for x, y in zip(a, b, strict=True)):
                     return False
         return True
-
-
-def reset_joint_states(
-    client: int,
-    body: int,
-    joints: tuple[int, ...],
-    positions: tuple[tuple[float, ...], ...],
-    velocities: tuple[tuple[float, ...], ...],
-) -> None:
-    """Reset joint positions and velocities (multi-DoF aware).
-
-    ``resetJointStatesMultiDof`` crashes pybullet 3.2.7 (segmentation fault) when one call
-    mixes joints of different DoF counts, so single-DoF joints go in one batched call and
-    multi-DoF (spherical) joints one at a time.
-    """
-    single = [i for i, position in enumerate(positions) if len(position) == 1]
-    if single:
-        p.resetJointStatesMultiDof(
-            body,
-            [joints[i] for i in single],
-            [positions[i] for i in single],
-            [velocities[i] for i in single],
-            physicsClientId=client,
-        )
-    for i, position in enumerate(positions):
-        if len(position) != 1:
-            p.resetJointStateMultiDof(body, joints[i], position, velocities[i], physicsClientId=client)
-
-
-def movable_joints(client: int, body: int) -> tuple[int, ...]:
-    """Indices of a body's non-fixed joints (the ones ``getJointStatesMultiDof`` must read)."""
-    return tuple(
-        joint
-        for joint in range(p.getNumJoints(body, physicsClientId=client))
-        if p.getJointInfo(body, joint, physicsClientId=client)[2] != p.JOINT_FIXED
-    )

@@ -1,7 +1,8 @@
 """Anitescu & Potra's simultaneous inelastic impact LCP (journal eqs. 31-33).
 
 All contacts are resolved at once: ``0 <= Lambda_n  _|_  Jn v+ >= 0`` with linearized
-Coulomb friction at ``v+``.  :meth:`AnitescuPotraImpact.resolve` returns Lemke's solution;
+Coulomb friction at ``v+``.  :meth:`AnitescuPotraImpact.resolve` returns Lemke's solution
+(or, where Lemke fails, that of :func:`~bullet_setimpact.lcp.solve_lcp`'s complete stage);
 :meth:`AnitescuPotraImpact.all_outcomes` enumerates every distinct post-impact velocity.
 """
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from ..lcp import lcp_residual, lemke
+from ..lcp import LCPSolution, lcp_residual, solve_lcp
 from ..problem import ImpactProblem
 from ..validation import positive_int
 from .base import ImpactLaw, LawOutcome
@@ -32,14 +33,20 @@ def apply_impulse(problem: ImpactProblem, v: np.ndarray, z: np.ndarray) -> tuple
     return v + problem.impulse_velocity_change(impulse), impulse
 
 
-def solve_anitescu_potra(problem: ImpactProblem, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lemke's solution of the Anitescu-Potra LCP: ``(v_plus, [lambda_n; lambda_D])``.
+def solve_anitescu_potra(problem: ImpactProblem, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, LCPSolution]:
+    """The solution of the Anitescu-Potra LCP: ``(v_plus, [lambda_n; lambda_D], solution)``.
 
-    :func:`~bullet_setimpact.lcp.lemke`'s default covering vectors (ones, then fixed
-    pseudo-random ones if round-off makes that path fail), so the result is deterministic.
+    :func:`~bullet_setimpact.lcp.solve_lcp` without a covering vector: Lemke's default
+    covering vectors (ones, then fixed pseudo-random ones), so the result is deterministic.
+    No bounds are passed to the complete stage: where rows are redundant (dependent
+    ``Jbar`` rows) the impulses are bounded only along the range of ``Jbar^T`` (by the
+    kinetic energy), so no finite bound holds for every problem; the complete stage then
+    searches boxes grown from a feasible point.  It raises :class:`~bullet_setimpact.errors.LCPError`
+    only when ``{z >= 0, Wz + w >= 0}`` is empty, which the AP LCP never is (it has a
+    solution, Anitescu & Potra 1997), so at worst :class:`~bullet_setimpact.errors.LCPSolverError`.
     """
-    solution = lemke(problem.anitescu_potra_matrix, anitescu_potra_rhs(problem, v))
-    return apply_impulse(problem, v, solution.z)
+    solution = solve_lcp(problem.anitescu_potra_matrix, anitescu_potra_rhs(problem, v))
+    return (*apply_impulse(problem, v, solution.z), solution)
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,7 @@ class AnitescuPotraImpact(ImpactLaw):
     name = "anitescu-potra"
 
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
-        v_plus, impulse = solve_anitescu_potra(problem, v_minus)
+        v_plus, impulse, solution = solve_anitescu_potra(problem, v_minus)
         m = problem.contacts
         terminated = not problem.colliding(v_plus)
         return LawOutcome(
@@ -100,6 +107,7 @@ class AnitescuPotraImpact(ImpactLaw):
             friction_impulse=problem.friction_impulse(impulse[m:]),
             terminated=bool(terminated),
             message="" if terminated else "Lemke's solution still collides (numerical failure)",
+            info={"lcp_fallbacks": int(solution.fallback)},
         )
 
     def all_outcomes(self, problem: ImpactProblem, v_minus: np.ndarray, max_nodes: int = 200_000) -> np.ndarray:

@@ -17,14 +17,19 @@ Hooks a law may override (callers never branch on the law's type):
 
 - :attr:`ImpactLaw.needs_external_force`: true when ``_resolve`` reads
   ``problem.external_force`` (the simulator then fills it in);
+- :attr:`ImpactLaw.honours_restitution`: true when ``_resolve`` uses
+  ``problem.restitution`` (the simulator then fills it in from Bullet's dynamics);
 - :meth:`ImpactLaw.simulation_default`: the instance :func:`~bullet_setimpact.laws.get_law`
   builds from the registry name, with defaults fit for simulation.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import permutations
 from typing import Any, ClassVar
 
 import numpy as np
@@ -112,6 +117,11 @@ class ImpactLaw(ABC):
         """Whether :meth:`_resolve` needs ``problem.external_force`` (default: no)."""
         return False
 
+    @property
+    def honours_restitution(self) -> bool:
+        """Whether :meth:`_resolve` uses ``problem.restitution`` (default: no, inelastic)."""
+        return False
+
     @classmethod
     def simulation_default(cls) -> ImpactLaw:
         """The law with defaults fit for simulation (what ``get_law(name)`` returns)."""
@@ -146,6 +156,12 @@ class ImpactLaw(ABC):
             info=outcome.info,
         )
 
+    def spread_outcomes(self, problem: ImpactProblem, v_minus: np.ndarray, samples: int) -> np.ndarray:
+        """The outcomes ``diagnostics.outcome_spread`` compares, shape ``(k, nv)``: by default
+        ``resolve`` with seeds ``0..samples-1``.  A law whose outcomes vary by a parameter
+        (an order, a sampled set) overrides this hook to span them."""
+        return terminated_outcomes([self] * samples, problem, v_minus)
+
     @abstractmethod
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         """Compute the impact; see the module docstring for the rules."""
@@ -153,3 +169,15 @@ class ImpactLaw(ABC):
     def __repr__(self) -> str:
         params = ", ".join(f"{key}={value!r}" for key, value in vars(self).items() if not key.startswith("_"))
         return f"{type(self).__name__}({params})"
+
+
+def terminated_outcomes(variants: Sequence[ImpactLaw], problem: ImpactProblem, v_minus: np.ndarray) -> np.ndarray:
+    """``v_plus`` of ``variants[i].resolve(problem, v_minus, rng=i)`` for each ``i`` whose
+    result terminated, shape ``(k, nv)`` (the rows :meth:`ImpactLaw.spread_outcomes` gives)."""
+    results = [variant.resolve(problem, v_minus, rng=seed) for seed, variant in enumerate(variants)]
+    return np.array([result.v_plus for result in results if result.terminated]).reshape(-1, problem.dofs)
+
+
+def contact_orders(contacts: int, samples: int) -> list[list[int]] | None:
+    """Every order of ``contacts`` contacts if there are at most ``samples`` of them, else None."""
+    return [list(order) for order in permutations(range(contacts))] if math.factorial(contacts) <= samples else None

@@ -12,26 +12,31 @@ so that no branch is lost to a deterministic pivot rule.  Both take the step LCP
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import LCPError
-from ..lcp import LEMKE_ATTEMPTS, RESIDUAL_TOL, LCPSolution, lemke, random_covering
+from ..lcp import RESIDUAL_TOL, LCPSolution, solve_lcp
+
+#: Upper bounds on the LCP unknowns as a function of the parameter vector ``u`` (see
+#: :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`), for the complete fallback.
+BoundsMap = Callable[[np.ndarray], np.ndarray]
+
+#: Cached bases tested together (one stacked product) when the most-hit ones all fail a sample.
+REST_BLOCK = 8
 
 
-def random_lemke(W: np.ndarray, w: np.ndarray, rng: np.random.Generator, tol: float = RESIDUAL_TOL) -> LCPSolution:
-    """:func:`lemke` with a random covering vector, retried with fresh ones on failure.
+def random_lemke(
+    W: np.ndarray, w: np.ndarray, rng: np.random.Generator, tol: float = RESIDUAL_TOL, bounds: np.ndarray | None = None
+) -> LCPSolution:
+    """:func:`~bullet_setimpact.lcp.solve_lcp` starting from random covering vectors drawn from ``rng``.
 
-    Raises the last :class:`LCPError` (with the attempt count) if all attempts fail.
+    Lemke with up to ``LEMKE_ATTEMPTS`` random covering vectors; if all fail, the
+    deterministic stages of :func:`~bullet_setimpact.lcp.solve_lcp` (with ``bounds``) return
+    one valid solution (``solution.fallback`` is then True).
     """
-    for attempt in range(1, LEMKE_ATTEMPTS + 1):
-        try:
-            return lemke(W, w, covering=random_covering(rng, w.shape[0]), tol=tol)
-        except LCPError as exc:
-            if attempt == LEMKE_ATTEMPTS:
-                raise LCPError(f"{exc} (after {LEMKE_ATTEMPTS} random covering vectors)") from exc
-    raise AssertionError("unreachable")
+    return solve_lcp(W, w, rng=rng, bounds=bounds, tol=tol)
 
 
 def sparsified(u: np.ndarray, sparsify: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
@@ -71,6 +76,8 @@ class SolverStatistics:
     cache_hits: int = 0
     lemke_calls: int = 0
     bases: int = 0
+    #: Solves in which randomized Lemke failed and a deterministic stage of ``solve_lcp`` answered.
+    fallbacks: int = 0
 
 
 @dataclass
@@ -88,12 +95,21 @@ class LemkeSolver:
     rhs_map: np.ndarray | None = None
     sparsify: tuple[int, ...] = ()
     tol: float = RESIDUAL_TOL
+    bounds: BoundsMap | None = None
     stats: SolverStatistics = field(default_factory=SolverStatistics)
 
     def __post_init__(self) -> None:
         self.W = np.asarray(self.W, dtype=float)
         self.rhs_map = np.eye(self.W.shape[0]) if self.rhs_map is None else np.asarray(self.rhs_map, dtype=float)
         self._sparsify = np.asarray(self.sparsify, dtype=int)
+
+    def _random_lemke(self, u: np.ndarray, rng: np.random.Generator) -> LCPSolution:
+        """:func:`random_lemke` on ``w = R u`` with this solver's bounds; counts the call and any fallback."""
+        assert self.rhs_map is not None  # set in __post_init__
+        self.stats.lemke_calls += 1
+        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else self.bounds(u))
+        self.stats.fallbacks += solution.fallback
+        return solution
 
     def solve(self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None) -> np.ndarray:
         """Solve every row of ``u`` (shape ``(S, p)``); returns ``z`` with shape ``(S, n)``.
@@ -109,16 +125,28 @@ class LemkeSolver:
         return z
 
     def _solve_one(self, sample: np.ndarray, allowed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        assert self.rhs_map is not None  # set in __post_init__
         w = self.rhs_map @ sample
         alternative = sparsified(sample, allowed, rng) if rng.random() < 0.5 else None
         if alternative is not None:
-            self.stats.lemke_calls += 1
-            solution = random_lemke(self.W, self.rhs_map @ alternative, rng, self.tol)
-            x = solution.basis_inverse @ w
-            if np.all(x >= -self.tol * (1.0 + np.max(np.abs(w)))):
-                return np.maximum(np.where(solution.basis, x, 0.0), 0.0)
-        self.stats.lemke_calls += 1
-        return random_lemke(self.W, w, rng, self.tol).z
+            solution = self._random_lemke(alternative, rng)
+            if solution.basis_inverse is not None:
+                x = solution.basis_inverse @ w
+                if np.all(x >= -self.tol * (1.0 + np.max(np.abs(w)))):
+                    return np.maximum(np.where(solution.basis, x, 0.0), 0.0)
+        return self._random_lemke(sample, rng).z
+
+
+#: ``choice`` of a sample answered by an uncached solution in :meth:`BatchedLCPSolver.solve`.
+UNCACHED = -2
+
+
+def _basic_values(entries: list[_CachedBasis], columns: np.ndarray, n: int) -> np.ndarray:
+    """``values[k, :, s]``: the ``n`` basic values ``x`` of basis ``entries[k]`` for parameter column
+    ``s`` (one stacked product for all the bases; shape ``(len(entries), n, S)``)."""
+    if not entries:
+        return np.zeros((0, n, columns.shape[1]))
+    return (np.concatenate([entry.response for entry in entries]) @ columns).reshape(len(entries), n, columns.shape[1])
 
 
 @dataclass
@@ -155,6 +183,9 @@ class BatchedLCPSolver:
         Number of most-hit bases among which a feasible one is drawn at random.
     tol : float
         Relative residual tolerance (solutions within it are clipped to ``z >= 0``).
+    bounds : callable, optional
+        ``u -> upper bounds on z`` for the complete fallback of :func:`random_lemke`.
+        A fallback solution on a singular basis (no inverse) answers its own sample only.
     """
 
     W: np.ndarray
@@ -162,6 +193,7 @@ class BatchedLCPSolver:
     sparsify: tuple[int, ...] = ()
     candidates: int = 16
     tol: float = RESIDUAL_TOL
+    bounds: BoundsMap | None = None
     stats: SolverStatistics = field(default_factory=SolverStatistics)
 
     def __post_init__(self) -> None:
@@ -189,37 +221,48 @@ class BatchedLCPSolver:
         if samples == 0:
             return np.zeros((0, self.W.shape[0]))
         columns = np.ascontiguousarray(u.T)
-        scale = self.tol * (1.0 + self._rhs_norm * np.max(np.abs(u), axis=1))
-        choice = np.full(samples, -1)
-        best_key = np.full(samples, -1.0)
-        for index, entry in enumerate(self._cache[: self.candidates]):
-            feasible = (entry.response @ columns).min(axis=0) >= -scale
+        scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns).max(axis=0))
+        top = self._cache[: self.candidates]
+        values = _basic_values(top, columns, self.W.shape[0])
+        feasible_top = values.min(axis=1) >= -scale
+        keys = np.full((len(top), samples), -1.0)
+        for index, feasible in enumerate(feasible_top):
             if feasible.any():
-                key = np.where(feasible, rng.random(samples), -1.0)
-                better = key > best_key
-                best_key[better] = key[better]
-                choice[better] = index
-        for index in range(self.candidates, len(self._cache)):
+                keys[index] = np.where(feasible, rng.random(samples), -1.0)
+        choice = keys.argmax(axis=0) if top else np.full(samples, -1)
+        choice[~feasible_top.any(axis=0)] = -1
+        for begin in range(self.candidates, len(self._cache), REST_BLOCK):
             pending = np.flatnonzero(choice < 0)
             if pending.size == 0:
                 break
-            feasible = (self._cache[index].response @ columns[:, pending]).min(axis=0) >= -scale[pending]
-            choice[pending[feasible]] = index
+            block = self._cache[begin : begin + REST_BLOCK]
+            feasible_rest = _basic_values(block, columns[:, pending], self.W.shape[0]).min(axis=1) >= -scale[pending]
+            found = feasible_rest.any(axis=0)
+            choice[pending[found]] = begin + feasible_rest.argmax(axis=0)[found]
         self.stats.cache_hits += int((choice >= 0).sum())
 
         explored = rng.choice(samples, size=min(explore, samples), replace=False) if explore else np.empty(0, int)
+        direct: dict[int, np.ndarray] = {}  # samples answered by an uncacheable fallback solution
         for i in explored:
-            choice[i] = self._explore(u[i], _switchable_entries(self._sparsify, switchable, i), scale[i], rng)
-        for i in range(samples):
-            if choice[i] < 0:
-                index = self._lemke_index(self.rhs_map @ u[i], rng)
-                pending = np.flatnonzero(choice < 0)
-                feasible = (self._cache[index].response @ columns[:, pending]).min(axis=0) >= -scale[pending]
-                choice[pending[feasible]] = index
-                choice[i] = index
+            found = self._explore(u[i], _switchable_entries(self._sparsify, switchable, i), scale[i], rng)
+            if isinstance(found, np.ndarray):
+                direct[i], choice[i] = found, UNCACHED
+            else:
+                choice[i] = found
+        while (pending := np.flatnonzero(choice == -1)).size:
+            i = pending[0]
+            solved = self._lemke_index(u[i], rng)
+            if isinstance(solved, LCPSolution):
+                direct[i], choice[i] = solved.z, UNCACHED
+                continue
+            feasible = (self._cache[solved].response @ columns[:, pending]).min(axis=0) >= -scale[pending]
+            choice[pending[feasible]] = solved
+            choice[i] = solved
 
         z = np.zeros((samples, self.W.shape[0]))
-        for index in np.unique(choice):
+        for i, solution in direct.items():
+            z[i] = solution
+        for index in np.unique(choice[choice >= 0]):
             chosen = np.flatnonzero(choice == index)
             entry = self._cache[index]
             entry.hits += chosen.size
@@ -228,22 +271,33 @@ class BatchedLCPSolver:
         self._cache.sort(key=lambda entry: -entry.hits)
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}
         self.stats.bases = len(self._cache)
-        return np.maximum(z, 0.0)
+        return np.maximum(z, 0.0, out=z)
 
-    def _explore(self, sample: np.ndarray, allowed: np.ndarray, scale: float, rng: np.random.Generator) -> int:
-        """Lemke on the sample itself and on a sparsified copy; returns a feasible one of the two at random."""
-        indices = [self._lemke_index(self.rhs_map @ sample, rng)]
+    def _explore(self, sample: np.ndarray, allowed: np.ndarray, scale: float, rng: np.random.Generator) -> int | np.ndarray:
+        """Lemke on the sample itself and on a sparsified copy; returns a feasible one of the two at random.
+
+        A cache index, or the sample's own ``z`` when its solution has no basis inverse.
+        """
+        own = self._lemke_index(sample, rng)
+        found: list[int | np.ndarray] = [own.z if isinstance(own, LCPSolution) else own]
         alternative = sparsified(sample, allowed, rng)
         if alternative is not None:
-            index = self._lemke_index(self.rhs_map @ alternative, rng)
-            if np.all(self._cache[index].response @ sample >= -scale):
-                indices.append(index)
-        return indices[rng.integers(len(indices))]
+            index = self._lemke_index(alternative, rng)
+            if not isinstance(index, LCPSolution) and np.all(self._cache[index].response @ sample >= -scale):
+                found.append(index)
+        return found[rng.integers(len(found))]
 
-    def _lemke_index(self, w: np.ndarray, rng: np.random.Generator) -> int:
-        """Run randomized Lemke on ``w``; return the cache index of its final basis (added if new)."""
+    def _lemke_index(self, u: np.ndarray, rng: np.random.Generator) -> int | LCPSolution:
+        """Run randomized Lemke on ``w = R u``; return the cache index of its final basis (added if new).
+
+        A fallback solution without a basis inverse cannot be cached: it is returned itself.
+        """
+        assert self.rhs_map is not None  # set in __post_init__
         self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, w, rng, self.tol)
+        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else self.bounds(u))
+        self.stats.fallbacks += solution.fallback
+        if solution.basis_inverse is None:
+            return solution
         key = solution.basis.tobytes()
         if key not in self._position:
             self._position[key] = len(self._cache)

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..lcp import lemke
+from ..lcp import solve_lcp
 from ..problem import COLLISION_TOL, ImpactProblem
 from ..validation import positive_int
-from .base import ImpactLaw, LawOutcome
+from .base import ImpactLaw, LawOutcome, contact_orders, terminated_outcomes
 
 ORDER_RULES = ("argmin", "argmax", "random")
 
@@ -49,7 +49,7 @@ def plastic_projection(problem: ImpactProblem, v: np.ndarray) -> tuple[np.ndarra
     is left alone, since pulling it back would need ``lambda < 0`` against eq. (10b).
     """
     m = problem.contacts
-    lambda_n = lemke(problem.delassus[:m, :m], problem.normal_velocities(v)).z
+    lambda_n = solve_lcp(problem.delassus[:m, :m], problem.normal_velocities(v)).z
     return v + problem.impulse_velocity_change(np.concatenate([lambda_n, np.zeros(m * problem.directions)])), lambda_n
 
 
@@ -104,6 +104,16 @@ class PropagativeImpact(ImpactLaw):
         """Plastic (``R = 0``), ignoring friction: the model is frictionless, while simulated
         contacts have ``mu > 0``."""
         return cls(restitution=0.0, ignore_friction=True)
+
+    def spread_outcomes(self, problem: ImpactProblem, v_minus: np.ndarray, samples: int) -> np.ndarray:
+        """Outcomes with the orders ``"argmin"``, ``"argmax"`` and every priority list of the
+        contacts if ``m! <= samples``, else ``samples`` runs of ``order="random"`` (seeds
+        ``0..``).  With two contacts the first reflection fixes the rest, so their spread is
+        Seghete & Murphey's ``xi`` (Sec. VII-A)."""
+        orders = contact_orders(problem.contacts, samples)
+        rules: list = ["argmin", "argmax", *(orders if orders is not None else ["random"] * samples)]
+        variants = [PropagativeImpact(self.restitution, rule, self.ignore_friction, self.max_reflections) for rule in rules]
+        return terminated_outcomes(variants, problem, v_minus)
 
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         m = problem.contacts

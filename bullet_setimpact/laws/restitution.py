@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..problem import COLLISION_TOL, ImpactProblem
+from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
 from .branch_sampling import BatchedLCPSolver, LemkeSolver
 
 #: Samples per batched step that always go to Lemke (as the inelastic law).
@@ -89,7 +89,13 @@ def driven_rhs_map(problem: ImpactProblem) -> np.ndarray:
 def elastic_step_solver(problem: ImpactProblem, batched: bool = True) -> BatchedLCPSolver | LemkeSolver:
     """A solver of the step LCP with driven impulses, parameterized by ``[caps; v + M^-1 Jn^T d; d]``."""
     kind = BatchedLCPSolver if batched else LemkeSolver
-    return kind(problem.step_matrix, driven_rhs_map(problem), sparsify=tuple(range(problem.contacts)))
+    m, nv = problem.contacts, problem.dofs
+    return kind(
+        problem.step_matrix,
+        driven_rhs_map(problem),
+        sparsify=tuple(range(m)),
+        bounds=lambda u: step_lcp_bounds(problem, u[:m], u[m : m + nv], driven=u[m + nv :]),
+    )
 
 
 def book_work(work: np.ndarray, stored: np.ndarray, returnable: np.ndarray, e_squared: np.ndarray) -> None:

@@ -22,16 +22,21 @@ import numpy as np
 from scipy.stats import qmc
 
 from ..errors import SamplesDroppedWarning
-from ..problem import COLLISION_TOL, ImpactProblem
+from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
 from ..validation import positive_int, positive_number
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
 from .branch_sampling import BatchedLCPSolver, LemkeSolver
-from .restitution import ElasticRun, elastic_step_solver, finished, integrate_elastic
+from .restitution import elastic_step_solver, finished, integrate_elastic
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`.
 CHUNK_SIZE = 32768
 #: Samples per batched step that always go to Lemke, to discover new LCP solutions.
 EXPLORE_PER_STEP = 4
+#: Default bound on :meth:`RouthImpact.resolve`'s steps beyond ``max_steps`` (before the final ``eps`` step).
+FINAL_STEPS = 100
+#: :meth:`RouthImpact.step_size` ignores contacts whose ``Jn_i M^-1 Jn_i^T`` is below this
+#: fraction of the largest (zero or round-off rows).
+RIGID_ROW_TOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,12 @@ def step_solver(problem: ImpactProblem, batched: bool = True) -> BatchedLCPSolve
     Exploration may zero the caps (a contact then takes no impulse in that step).
     """
     kind = BatchedLCPSolver if batched else LemkeSolver
-    return kind(problem.step_matrix, problem.step_rhs_map, sparsify=tuple(range(problem.contacts)))
+    return kind(
+        problem.step_matrix,
+        problem.step_rhs_map,
+        sparsify=tuple(range(problem.contacts)),
+        bounds=lambda u: step_lcp_bounds(problem, u[: problem.contacts], u[problem.contacts :]),
+    )
 
 
 def integrate(
@@ -85,6 +95,12 @@ def integrate(
     return Trajectories(velocity, steps, impulse, path)
 
 
+def final_step_cap(problem: ImpactProblem, eps: float) -> float:
+    """Algorithm 2's final cap ``eps / (3 psi)``, ``psi = sigma_max(M^-1 Jbar^T) m (1 + max mu) + 1`` (journal Sec. 5.3)."""
+    psi = np.linalg.svd(problem.Minv_JbarT, compute_uv=False)[0] * problem.contacts * (1.0 + problem.mu.max()) + 1.0
+    return float(eps / (3.0 * psi))
+
+
 @dataclass(frozen=True)
 class OutcomeSet:
     """Algorithm 2's approximation of the post-impact set, with its statistics.
@@ -104,6 +120,9 @@ class OutcomeSet:
         Step LCPs solved in total, final step included.
     lemke_calls : int
         Of those, how many went to Lemke (cache misses and exploration).
+    fallbacks : int
+        Of the Lemke calls, how many randomized Lemke failed on and a deterministic stage
+        of :func:`~bullet_setimpact.lcp.solve_lcp` answered (one valid solution each).
     seconds : float
         Wall-clock time.
     """
@@ -114,6 +133,7 @@ class OutcomeSet:
     terminated_in_algorithm1: int
     lcp_solves: int
     lemke_calls: int
+    fallbacks: int
     seconds: float
 
     @property
@@ -131,8 +151,18 @@ class RouthImpact(ImpactLaw):
         ``h`` in N s: each step's normal impulse caps are drawn from ``h U[0, 1]^m``;
         ``"auto"`` scales it to the impact (:meth:`step_size`), for simulation.
     max_steps : int
-        ``N``: at most this many steps per sample (Algorithm 1); the result is marked
-        ``terminated=False`` if the velocity still collides after them.
+        ``N``: Algorithm 1's steps per sample (:meth:`outcome_set`'s trajectory length).
+    final_steps : int
+        :meth:`resolve` always finishes an impact that still collides after ``max_steps``:
+        it continues Algorithm 1 (fresh caps ``h U[0, 1]^m``, drawn after the first ``N``
+        steps' draws, so impacts that end within ``N`` steps are unchanged) for at most
+        ``final_steps`` more steps (default :data:`FINAL_STEPS`), then takes Algorithm 2's
+        final step with every cap ``eps / (3 psi)`` (:func:`final_step_cap`, ``eps = h /
+        100`` as in :meth:`outcome_set`).  An impact thus takes at most
+        ``max_steps + final_steps + 1`` LCP steps; ``terminated=False`` only if it still
+        collides after them.  ``info["final_steps"]`` counts the steps beyond ``N``.
+        Repeating the ``eps / (3 psi)`` step alone would not do: on the compass gait it is
+        1.2e-6 N s against 0.018 m/s still to stop, some 4e4 steps.
     friction_directions : int, optional
         Override the problem's number of linearized friction directions (spatial only).
 
@@ -150,25 +180,41 @@ class RouthImpact(ImpactLaw):
 
     name = "routh"
 
-    def __init__(self, step: float | str, max_steps: int, friction_directions: int | None = None) -> None:
+    def __init__(self, step: float | str, max_steps: int, friction_directions: int | None = None, final_steps: int | None = None) -> None:
         self.step = step if step == "auto" else positive_number("step", step)
         self.max_steps = positive_int("max_steps", max_steps)
+        self.final_steps = FINAL_STEPS if final_steps is None else positive_int("final_steps", final_steps)
         self.friction_directions = None if friction_directions is None else positive_int("friction_directions", friction_directions)
+
+    @property
+    def honours_restitution(self) -> bool:
+        """Stronge-type restitution at arbitrary relative rates (:mod:`.restitution`)."""
+        return True
 
     @classmethod
     def simulation_default(cls) -> RouthImpact:
         """``RouthImpact("auto", 50)``: a step fit to each impact's scale (:meth:`step_size`)."""
         return cls("auto", 50)
 
+    def spread_outcomes(self, problem: ImpactProblem, v_minus: np.ndarray, samples: int) -> np.ndarray:
+        """The sampled post-impact set, ``outcome_set(problem, v_minus, samples, rng=0)``."""
+        return self.outcome_set(problem, v_minus, samples, rng=0)
+
     def step_size(self, problem: ImpactProblem, v_minus: np.ndarray) -> float:
         """``h`` in N s: the fixed ``step``, or for ``step="auto"`` the largest normal impulse that
         would stop one colliding contact alone, ``max_i -Jn_i v / (Jn_i M^-1 Jn_i^T)`` (so one
-        step can end any single contact's collision whatever the impact's scale)."""
+        step can end any single contact's collision whatever the impact's scale).
+
+        Contacts whose inverse effective mass ``Jn_i M^-1 Jn_i^T`` is zero (a zero Jacobian
+        row: the contact cannot move along its normal) or below :data:`RIGID_ROW_TOL` of the
+        largest are left out: they can neither collide nor be stopped.  ``1.0`` only when no
+        other contact approaches (no step is then taken)."""
         if self.step != "auto":
             return float(self.step)
         normal = problem.normal_velocities(v_minus)
         effective = np.einsum("iv,vi->i", problem.Jn, problem.solve_mass(problem.Jn.T))
-        stopping = np.max(-normal / effective, initial=0.0)
+        movable = effective > RIGID_ROW_TOL * np.max(effective, initial=0.0)
+        stopping = np.max(-normal[movable] / effective[movable], initial=0.0)
         return float(stopping) if stopping > 0.0 else 1.0
 
     def _problem(self, problem: ImpactProblem) -> ImpactProblem:
@@ -180,23 +226,51 @@ class RouthImpact(ImpactLaw):
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         """Algorithm 1 for one sample."""
         problem = self._problem(problem)
-        caps = self.step_size(problem, v_minus) * rng.random((1, self.max_steps, problem.contacts))
-        run: Trajectories | ElasticRun
         if problem.elastic:
-            run = integrate_elastic(problem, elastic_step_solver(problem, batched=False), v_minus[None, :], caps, rng, record_path=True)
-            terminated = bool(finished(problem, run)[0])
-        else:
-            run = integrate(problem, step_solver(problem, batched=False), v_minus[None, :], caps, rng, record_path=True)
-            terminated = not problem.colliding(run.velocity[0])
-        steps = int(run.steps[0])
-        path = np.array([snapshot[0] for snapshot in run.path[: steps + 1]])
+            return self._resolve_elastic(problem, v_minus, rng)
+        m = problem.contacts
+        step = self.step_size(problem, v_minus)
+        caps = step * rng.random((1, self.max_steps, m))
+        solver = step_solver(problem, batched=False)
+        run = integrate(problem, solver, v_minus[None, :], caps, rng, record_path=True)
+        path = [snapshot[0] for snapshot in run.path[: int(run.steps[0]) + 1]]
+        impulse = run.impulse[0]
+        final_steps = 0
+        if problem.colliding(run.velocity[0]):  # continue Algorithm 1, then Algorithm 2's final step
+            final_caps = np.concatenate(
+                [step * rng.random((1, self.final_steps, m)), np.full((1, 1, m), final_step_cap(problem, step / 100.0))], axis=1
+            )
+            final = integrate(problem, solver, run.velocity, final_caps, rng, record_path=True)
+            final_steps = int(final.steps[0])
+            path += [snapshot[0] for snapshot in final.path[1 : final_steps + 1]]
+            impulse = impulse + final.impulse[0]
+        terminated = not problem.colliding(path[-1])
+        return LawOutcome(
+            path=np.array(path),
+            normal_impulse=impulse[:m],
+            friction_impulse=problem.friction_impulse(impulse[m:]),
+            terminated=terminated,
+            message=""
+            if terminated
+            else f"still colliding after max_steps={self.max_steps} steps, {self.final_steps} more and the final eps / (3 psi) step",
+            info={"lcp_fallbacks": solver.stats.fallbacks, "final_steps": final_steps},
+        )
+
+    def _resolve_elastic(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
+        """Algorithm 1 with restitution (:mod:`.restitution`) for one sample: ``max_steps`` steps;
+        unfinished (still compressing or holding energy) is reported, not continued."""
+        caps = self.step_size(problem, v_minus) * rng.random((1, self.max_steps, problem.contacts))
+        solver = elastic_step_solver(problem, batched=False)
+        run = integrate_elastic(problem, solver, v_minus[None, :], caps, rng, record_path=True)
+        terminated = bool(finished(problem, run)[0])
         m = problem.contacts
         return LawOutcome(
-            path=path,
+            path=np.array([snapshot[0] for snapshot in run.path[: int(run.steps[0]) + 1]]),
             normal_impulse=run.impulse[0, :m],
             friction_impulse=problem.friction_impulse(run.impulse[0, m:]),
             terminated=terminated,
             message="" if terminated else f"still colliding or restituting after max_steps={self.max_steps} steps",
+            info={"lcp_fallbacks": solver.stats.fallbacks},
         )
 
     @overload
@@ -274,8 +348,7 @@ class RouthImpact(ImpactLaw):
         generator = as_generator(rng)
         m, horizon = problem.contacts, self.max_steps
         sobol = qmc.Sobol(d=m * horizon, scramble=True, seed=generator) if sampler == "sobol" else None
-        psi = np.linalg.svd(problem.Minv_JbarT, compute_uv=False)[0] * m * (1.0 + problem.mu.max()) + 1.0
-        final_cap = eps / (3.0 * psi)
+        final_cap = final_step_cap(problem, eps)
         solver = elastic_step_solver(problem) if problem.elastic else step_solver(problem)
 
         kept: list[np.ndarray] = []
@@ -326,5 +399,6 @@ class RouthImpact(ImpactLaw):
             terminated_in_algorithm1=terminated_early,
             lcp_solves=lcp_solves,
             lemke_calls=solver.stats.lemke_calls,
+            fallbacks=solver.stats.fallbacks,
             seconds=time.perf_counter() - start,
         )

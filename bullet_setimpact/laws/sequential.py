@@ -14,7 +14,7 @@ import numpy as np
 from ..problem import COLLISION_TOL, ImpactProblem
 from ..validation import positive_int
 from .anitescu_potra import solve_anitescu_potra
-from .base import ImpactLaw, LawOutcome
+from .base import ImpactLaw, LawOutcome, contact_orders, terminated_outcomes
 
 
 class SequentialImpact(ImpactLaw):
@@ -42,6 +42,15 @@ class SequentialImpact(ImpactLaw):
         self.order = None if order is None else [int(i) for i in order]
         self.max_cycles = positive_int("max_cycles", max_cycles)
 
+    def spread_outcomes(self, problem: ImpactProblem, v_minus: np.ndarray, samples: int) -> np.ndarray:
+        """Outcomes of every cyclic order of the contacts if ``m! <= samples``, else of
+        ``samples`` random ones (``default_rng(0)``)."""
+        m = problem.contacts
+        rng = np.random.default_rng(0)
+        orders = contact_orders(m, samples)
+        cyclic = orders if orders is not None else [rng.permutation(m).tolist() for _ in range(samples)]
+        return terminated_outcomes([SequentialImpact(order, self.max_cycles) for order in cyclic], problem, v_minus)
+
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         m = problem.contacts
         order = list(range(m)) if self.order is None else self.order
@@ -59,7 +68,7 @@ class SequentialImpact(ImpactLaw):
                     return LawOutcome(np.array(path), normal, friction, terminated=True)
                 if problem.Jn[i] @ v >= -COLLISION_TOL:
                     continue
-                v, impulse = solve_anitescu_potra(single[i], v)
+                v, impulse, _ = solve_anitescu_potra(single[i], v)
                 normal[i] += impulse[0]
                 friction[i] += single[i].friction_impulse(impulse[1:])[0]
                 path.append(v.copy())

@@ -1,0 +1,115 @@
+"""Problem assembly: a contact set and the world model become an :class:`ImpactProblem`.
+
+``Jn = n^T (J_A(p_A) - J_B(p_B))`` with the normal on B pointing to A (journal eq. 12),
+tangent Jacobians from an orthonormal tangent pair per contact (or the one direction a
+planar mechanism can slide along), ``M(q)`` from the configuration and ``mu`` from the
+contacts.  Everything PyBullet-specific about an impact problem is decided here; the
+laws see only the problem.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pybullet as p
+
+from ..problem import ImpactProblem
+from .configuration import Configuration
+from .contacts import Contact
+from .frames import cross
+
+
+def contact_problem(
+    contacts: list[Contact],
+    configuration: Configuration,
+    friction_directions: int | None = None,
+    restitution: np.ndarray | None = None,
+) -> tuple[ImpactProblem | None, list[Contact]]:
+    """The impact problem of a contact set: ``M(q)``, normal and tangent Jacobians, ``mu`` and,
+    when given (one per contact, see :func:`combined_restitution`), the coefficients of restitution.
+
+    Tangents are an orthonormal pair per contact.  When every contact's tangential Jacobian
+    has rank one (a planar mechanism) the problem is planar, with the tangent along the one
+    direction that can slide (its largest world component made positive).  Contacts with
+    identical rows and friction (e.g. both corners of a planar block's edge) are merged:
+    their friction cones add up to one cone, so the impact is the same.  A contact whose
+    normal row is zero (a link that cannot move along the normal, e.g. on a fixed base) can
+    neither collide nor separate, and its friction would have no bound: it is dropped.
+    Returns the problem (None when no row is left) and the contacts behind its rows.
+    """
+    M = configuration.mass_matrix()
+    normals = np.array([contact.normal for contact in contacts])
+    jacobians = np.array(
+        [
+            configuration.point_jacobian(c.body_a, c.link_a, c.position_a) - configuration.point_jacobian(c.body_b, c.link_b, c.position_b)
+            for c in contacts
+        ]
+    )
+    tangents = np.array([tangent_basis(normal) for normal in normals])
+    Jn = np.einsum("id,idv->iv", normals, jacobians)
+    Jt = np.einsum("ikd,idv->ikv", tangents, jacobians)
+    mu = np.array([contact.mu for contact in contacts])
+    planar = planar_tangents(Jt, tangents)
+    Jt = Jt if planar is None else planar
+    elastic = restitution is not None and bool(np.any(restitution > 0.0))
+    rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]] + ([np.asarray(restitution)[:, None]] if elastic else []))
+    scale = 1e-9 * (1.0 + np.abs(rows).max())
+    moving = np.abs(Jn).max(axis=1) > 1e-12 * (1.0 + np.abs(Jn).max())
+    keep = [i for i in range(len(contacts)) if moving[i] and not any(np.abs(rows[i] - rows[j]).max() <= scale for j in range(i))]
+    if not keep:
+        return None, []
+    problem = ImpactProblem(
+        M,
+        Jn[keep],
+        Jt[keep],
+        mu[keep],
+        None if planar is not None else friction_directions,
+        restitution=np.asarray(restitution)[keep] if elastic else None,
+    )
+    return problem, [contacts[i] for i in keep]
+
+
+def combined_restitution(client: int, contacts: list[Contact]) -> np.ndarray:
+    """Each contact's coefficient of restitution as Bullet combines it: the product of the two
+    links' ``restitution`` (``getDynamicsInfo``, set by a URDF's ``<contact><restitution>`` or
+    ``changeDynamics``), as ``btManifoldResult::calculateCombinedRestitution`` does; clipped
+    to ``[0, 1]``, the range of Stronge's energetic coefficient."""
+    values: dict[tuple[int, int], float] = {}
+    for contact in contacts:
+        for key in ((contact.body_a, contact.link_a), (contact.body_b, contact.link_b)):
+            if key not in values:
+                values[key] = float(p.getDynamicsInfo(key[0], key[1], physicsClientId=client)[5])
+    combined = [values[(c.body_a, c.link_a)] * values[(c.body_b, c.link_b)] for c in contacts]
+    return np.clip(np.array(combined, dtype=float), 0.0, 1.0)
+
+
+def tangent_basis(normal: np.ndarray) -> np.ndarray:
+    """Two unit tangents ``(t1, t2)`` with ``t1 x t2 = n`` (deterministic)."""
+    helper = np.eye(3)[np.argmin(np.abs(normal))]
+    t1 = cross(helper, normal)
+    t1 /= np.linalg.norm(t1)
+    return np.array([t1, cross(normal, t1)])
+
+
+def planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
+    """``(m, 1, nv)`` tangent Jacobians if every contact can slide along one direction only."""
+    u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts
+    if np.any(singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)):
+        return None
+    direction = np.einsum("mk,mkd->md", u[:, :, 0], tangents)
+    direction *= np.sign(direction[np.arange(len(direction)), np.argmax(np.abs(direction), axis=1)])[:, None]
+    return np.einsum("md,mkd,mkv->mv", direction, tangents, Jt)[:, None, :]
+
+
+def clusters(contacts: list[Contact], dynamic: set[int]) -> list[list[Contact]]:
+    """Group contacts into impacts that share no dynamic body (``M`` is block-diagonal)."""
+    groups: list[tuple[set[int], list[Contact]]] = []
+    for contact in contacts:
+        bodies = {b for b in (contact.body_a, contact.body_b) if b in dynamic}
+        if not bodies:
+            continue
+        merged = [group for group in groups if group[0] & bodies]
+        for group in merged:
+            groups.remove(group)
+            bodies |= group[0]
+        groups.append((bodies, [c for group in merged for c in group[1]] + [contact]))
+    return [group[1] for group in groups]

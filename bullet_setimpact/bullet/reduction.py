@@ -1,0 +1,67 @@
+"""Contact-set reduction that leaves the impact unchanged: near-duplicate points merged,
+a face-face contact reduced to its contact polygon's vertices.
+
+Both work on one link pair's points.  For rigid links a point's Jacobian is affine in the
+point (``J(p) = J_com - [p - com]_x J_omega``), so an impulse at a convex combination of
+points, with one normal and one friction coefficient, equals the same combination of
+impulses at those points, each inside its own friction cone (journal eq. 12-13): the points
+strictly inside the contact polygon, or on its edges, add rows that the polygon's vertices
+already span, and only make the LCPs larger and degenerate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Normals closer than this (in norm of the difference) count as one face's normal.
+PARALLEL = 1e-6
+#: Merge distance as a fraction of the smallest extent of the pair's shapes.
+MERGE_FRACTION = 0.1
+
+
+def merge_indices(points: np.ndarray, distance: float) -> list[int]:
+    """Indices of the points kept when each point within ``distance`` of an earlier kept one
+    is dropped (first come, first kept)."""
+    kept: list[int] = []
+    for i, point in enumerate(points):
+        if all(np.linalg.norm(point - points[j]) > distance for j in kept):
+            kept.append(i)
+    return kept
+
+
+def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
+    """Indices (in input order) of the points that are vertices of the contact polygon, when
+    all normals are parallel (a face contact) and there are more than 3 points; else all.
+
+    The polygon is the convex hull of the points projected on the plane of the normal
+    (Andrew's monotone chain); points on its edges are dropped too.
+    """
+    count = len(points)
+    if count <= 3 or np.any(np.linalg.norm(normals - normals[0], axis=1) > PARALLEL):
+        return list(range(count))
+    normal = normals[0]
+    helper = np.eye(3)[np.argmin(np.abs(normal))]
+    u = np.cross(helper, normal)
+    u /= np.linalg.norm(u)
+    w = np.cross(normal, u)
+    planar = np.column_stack([points @ u, points @ w])
+    extent = float(np.ptp(planar, axis=0).max())
+    if extent == 0.0:
+        return [0]
+    tolerance = 1e-9 * extent * extent
+    order = sorted(range(count), key=lambda i: (planar[i, 0], planar[i, 1]))
+
+    def chain(indices: list[int]) -> list[int]:
+        hull: list[int] = []
+        for i in indices:
+            while len(hull) >= 2:
+                a, b = planar[hull[-2]], planar[hull[-1]]
+                turn = (b[0] - a[0]) * (planar[i, 1] - a[1]) - (b[1] - a[1]) * (planar[i, 0] - a[0])
+                if turn > tolerance:
+                    break
+                hull.pop()
+            hull.append(i)
+        return hull[:-1]
+
+    vertices = set(chain(order) + chain(order[::-1]))
+    return [i for i in range(count) if i in vertices]

@@ -1,0 +1,76 @@
+"""Contact-set hygiene: near-duplicates merged, face contacts reduced to their polygon,
+zero normal rows dropped (issue 10, item 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+import pytest
+
+from bullet_setimpact.bullet.assembly import contact_problem
+from bullet_setimpact.bullet.contacts import Contact, ContactFinder
+from bullet_setimpact.bullet.examples import load_planar_example
+from bullet_setimpact.bullet.model import WorldModel
+from bullet_setimpact.bullet.reduction import merge_indices, polygon_indices
+from bullet_setimpact.errors import ManifoldCompletionWarning
+
+UP = np.array([0.0, 0.0, 1.0])
+
+
+def test_polygon_keeps_the_vertices_of_a_face_contact_only() -> None:
+    """Four square corners, the square's centre and an edge midpoint, one normal: the centre
+    and the midpoint are convex combinations of the corners, so only the corners (in input
+    order) remain.  A tilted normal on one point makes it no face contact: all are kept."""
+    corners = [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]]
+    points = np.array([[0.5, 0.5, 0.0], *corners, [0.5, 0.0, 0.0]], dtype=float)
+    normals = np.tile(UP, (len(points), 1))
+    assert polygon_indices(points, normals) == [1, 2, 3, 4]
+    normals[0] = [0.0, 0.6, 0.8]
+    assert polygon_indices(points, normals) == list(range(6))
+
+
+def test_merge_drops_points_within_the_distance_of_an_earlier_one() -> None:
+    """Points 2e-5 m apart are one point for a 1e-4 m distance, and two for 1e-5 m (the old
+    fixed MERGE_DISTANCE, which let such a pair through as a dependent fifth row)."""
+    points = np.array([[0.0, 0.0, 0.0], [2e-5, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    assert merge_indices(points, 1e-4) == [0, 2]
+    assert merge_indices(points, 1e-5) == [0, 1, 2]
+
+
+def test_a_cube_resting_on_a_geom_plane_has_its_four_corners_as_contacts(client: int) -> None:
+    """cube_small.urdf (a 5 cm box) settled on plane_implicit.urdf (a GEOM_PLANE): Bullet's
+    manifold points sit at or next to the corners, so the contact set is exactly the 4 bottom
+    corners (the issue's case had a fifth point 2e-5 m from a corner)."""
+    p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
+    p.loadURDF("plane_implicit.urdf", physicsClientId=client)
+    cube = p.loadURDF("cube_small.urdf", [0.0, 0.0, 0.03], physicsClientId=client)
+    for _ in range(240):
+        p.stepSimulation(physicsClientId=client)
+    finder = ContactFinder(client, [cube], 1e-4)
+    with pytest.warns(ManifoldCompletionWarning):
+        contacts = finder.contacts()
+    assert len(contacts) == 4
+    assert len({contact.feature for contact in contacts}) == 4
+    assert all(contact.feature[0] == "vertex" for contact in contacts)
+
+
+def test_a_contact_with_a_zero_normal_row_is_dropped_not_turned_into_nan(client: int) -> None:
+    """The planar rocking block moves in x, z and theta only (in the x-z plane), so a contact
+    normal along y has a zero normal-Jacobian row: it can neither collide nor separate.  The
+    problem keeps the other contact; with that contact alone there is no problem at all."""
+    world = load_planar_example(client, "rocking_block")
+    block, ground = world.bodies[0], world.ground
+    configuration = WorldModel(client).configuration()
+    link = p.getNumJoints(block, physicsClientId=client) - 1
+    point = np.array(p.getLinkState(block, link, physicsClientId=client)[0])
+
+    def contact(normal: list[float]) -> Contact:
+        return Contact(block, link, ground, -1, point, point, np.array(normal, dtype=float), 0.0, 0.5)
+
+    good, zero = contact([0.0, 0.0, 1.0]), contact([0.0, 1.0, 0.0])
+    problem, kept = contact_problem([zero, good], configuration)
+    assert problem is not None and problem.contacts == 1 and len(kept) == 1 and kept[0] is good
+    assert np.all(np.isfinite(problem.Jn)) and np.abs(problem.Jn).max() > 0.0
+    assert contact_problem([zero], configuration) == (None, [])

@@ -1,0 +1,212 @@
+"""``hook``/``install``/``uninstall``: ``pybullet.stepSimulation`` itself resolves impacts with a law.
+
+The first test runs user code that never mentions the package (tests/unmodified_code.py)
+in a fresh interpreter, so that its module-level ``p.stepSimulation()`` without a client id
+steps client 0.  The others hook clients of this process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+import pytest
+
+import bullet_setimpact
+from bullet_setimpact import AnitescuPotraImpact, ImpactSimulator, RouthImpact, data_path, hook, install, uninstall
+from bullet_setimpact.bullet import simulator
+from bullet_setimpact.hooks import ORIGINAL_STEP, hooked_clients
+
+TESTS = Path(__file__).resolve().parent
+
+#: Runs tests/unmodified_code.py on client 0 (the pybullet module) and a BulletClient, both
+#: hooked with their own law and seed, then the explicit loop on fresh clients; asserts.
+DRIVER = """
+import numpy as np
+import pybullet
+from pybullet_utils.bullet_client import BulletClient
+
+import bullet_setimpact
+from bullet_setimpact import AnitescuPotraImpact, ImpactSimulator, RouthImpact
+import unmodified_code as user
+
+STEPS = 480  # 2 s at 240 Hz: the fall (0.3 s) and the landing's impacts
+original = pybullet.stepSimulation
+assert pybullet.connect(pybullet.DIRECT) == 0
+other = BulletClient(pybullet.DIRECT)
+laws = {0: (RouthImpact("auto", 50), 7, 0.15), other._client: (AnitescuPotraImpact(), 3, 0.25)}
+bodies = {0: user.make_world(pybullet, 0.15), other._client: user.make_world(other, 0.25)}
+with (
+    bullet_setimpact.hook(laws[0][0], client=0, seed=7) as routh,
+    bullet_setimpact.hook(laws[other._client][0], client=other, seed=3) as anitescu,  # a BulletClient
+):
+    from pybullet import stepSimulation  # after installation: the dispatcher
+    assert stepSimulation is pybullet.stepSimulation is not original
+    user.run(pybullet, STEPS)
+    user.run(other, STEPS)
+assert pybullet.stepSimulation is original, pybullet.stepSimulation
+assert "stepSimulation" not in vars(BulletClient)
+hooked = {0: (routh, user.state(pybullet, bodies[0])), other._client: (anitescu, user.state(other, bodies[other._client]))}
+
+for cid, (law, seed, tilt) in laws.items():
+    sim, final = hooked[cid]
+    assert len(sim.events) >= 2, len(sim.events)
+    # v_plus is the law's: the same law, fed the recorded problems in order with a generator
+    # seeded as the simulator's, gives every event's v_plus again
+    rng = np.random.default_rng(seed)
+    for event in sim.events:
+        assert event.law == law.name and not event.failure
+        np.testing.assert_array_equal(law.resolve(event.problem, event.v_minus, rng=rng).v_plus, event.v_plus)
+    # the explicit loop on a fresh client: identical events and final state
+    fresh = BulletClient(pybullet.DIRECT)
+    body = user.make_world(fresh, tilt)
+    explicit = ImpactSimulator(law, client=fresh._client, seed=seed)
+    for _ in range(STEPS):
+        explicit.step()
+    assert [e.time for e in explicit.events] == [e.time for e in sim.events]
+    for a, b in zip(explicit.events, sim.events, strict=True):
+        np.testing.assert_array_equal(a.v_plus, b.v_plus)
+    assert user.state(fresh, body) == final
+    # plain Bullet, unhooked, ends elsewhere: the hook changed the physics
+    plain = BulletClient(pybullet.DIRECT)
+    body = user.make_world(plain, tilt)
+    user.run(plain, STEPS)
+    assert user.state(plain, body) != final
+    print(cid, law.name, len(sim.events))
+"""
+
+
+def test_unmodified_code_inside_hook_equals_explicit_loop() -> None:
+    """Module-level ``p.stepSimulation()`` (client 0) and ``BulletClient.stepSimulation()``,
+    hooked side by side with a Routh and an Anitescu-Potra law: events recorded, each
+    ``v_plus`` the law's own output, events and final state identical to the explicit
+    ``ImpactSimulator`` loop, different from plain Bullet, and ``pybullet.stepSimulation``
+    is the original again afterwards."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(Path(bullet_setimpact.__file__).parents[1])])}
+    done = subprocess.run([sys.executable, "-c", DRIVER], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert any(line.startswith("0 routh ") for line in lines) and any(" anitescu-potra " in line for line in lines), done.stdout
+
+
+def _drop(client: int, tilt: float = 0.2) -> int:
+    """The shipped box ground and the free 1 m cube (sliding_box.urdf), tilted, its centre 1.2 m up; returns the cube."""
+    p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
+    p.loadURDF(f"{data_path()}/ground_box.urdf", useFixedBase=True, physicsClientId=client)
+    orientation = p.getQuaternionFromEuler([tilt, tilt, 0.0])
+    return p.loadURDF(f"{data_path()}/sliding_box.urdf", [0.0, 0.0, 1.2], orientation, physicsClientId=client)
+
+
+@pytest.fixture
+def clients() -> list[int]:
+    """Three fresh clients with the same world, disconnected afterwards (if still connected)."""
+    ids = [p.connect(p.DIRECT) for _ in range(3)]
+    for cid in ids:
+        _drop(cid)
+    yield ids
+    for cid in ids:
+        if p.isConnected(physicsClientId=cid):
+            p.disconnect(physicsClientId=cid)
+
+
+def _pose(client: int) -> tuple:
+    return p.getBasePositionAndOrientation(1, physicsClientId=client) + p.getBaseVelocity(1, physicsClientId=client)
+
+
+def test_only_the_hooked_client_is_intercepted(clients: list[int]) -> None:
+    """Inside the hook, another client steps exactly as plain Bullet (compared with a third,
+    stepped after the hook), while the hooked one records events."""
+    hooked, passed, plain = clients
+    with hook(RouthImpact("auto", 50), client=hooked, seed=0) as sim:
+        for _ in range(240):
+            p.stepSimulation(physicsClientId=hooked)
+            p.stepSimulation(physicsClientId=passed)
+    for _ in range(240):
+        p.stepSimulation(physicsClientId=plain)
+    assert sim.events and _pose(passed) == _pose(plain) and _pose(hooked) != _pose(plain)
+
+
+def test_simulator_steps_never_enter_the_hook(clients: list[int]) -> None:
+    """A counting wrapper installed as ``pybullet.stepSimulation`` before the hook sees only
+    the unhooked client's calls (the simulator steps Bullet directly), and is exactly what
+    ``pybullet.stepSimulation`` is again after the hook."""
+    calls: list[int] = []
+
+    def counting(physicsClientId: int = 0) -> object:
+        calls.append(physicsClientId)
+        return ORIGINAL_STEP(physicsClientId=physicsClientId)
+
+    p.stepSimulation = counting
+    try:
+        with hook(RouthImpact("auto", 50), client=clients[0], seed=0) as sim:
+            for _ in range(120):
+                p.stepSimulation(physicsClientId=clients[0])
+            p.stepSimulation(physicsClientId=clients[1])
+        assert p.stepSimulation is counting
+    finally:
+        p.stepSimulation = ORIGINAL_STEP
+    assert sim.events and calls == [clients[1]]
+    assert simulator.bullet_step_simulation is ORIGINAL_STEP
+
+
+def test_exception_restores_and_double_hook_is_an_error(clients: list[int]) -> None:
+    """Hooking a hooked client again is a RuntimeError naming it; an exception leaving the
+    block restores ``pybullet.stepSimulation`` and unhooks every client."""
+    original = p.stepSimulation
+
+    def nested() -> None:
+        with hook(AnitescuPotraImpact(), client=clients[0]):
+            with pytest.raises(RuntimeError, match=f"client {clients[0]} is already hooked"):
+                install(AnitescuPotraImpact(), client=clients[0])
+            with hook(AnitescuPotraImpact(), client=clients[1]):
+                assert hooked_clients() == sorted(clients[:2])
+                raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        nested()
+    assert p.stepSimulation is original and hooked_clients() == []
+    with pytest.raises(ValueError, match=f"client {clients[0]} is not hooked"):
+        uninstall(clients[0])
+
+
+def test_disconnect_inside_the_hook(clients: list[int]) -> None:
+    """A client disconnected inside the block steps as plain PyBullet does (``pybullet.error``),
+    and leaving the block still restores everything."""
+    original = p.stepSimulation
+    with hook(RouthImpact("auto", 50), client=clients[0], seed=0):
+        p.stepSimulation(physicsClientId=clients[0])
+        p.disconnect(physicsClientId=clients[0])
+        with pytest.raises(p.error, match="Not connected"):
+            p.stepSimulation(physicsClientId=clients[0])
+    assert p.stepSimulation is original and hooked_clients() == []
+
+
+def test_install_uninstall_equal_the_explicit_loop(clients: list[int]) -> None:
+    """``install``/``uninstall`` (no ``with``) give the explicit loop's events on a twin world."""
+    sim = install(RouthImpact("auto", 50), client=clients[0], seed=5)
+    try:
+        for _ in range(240):
+            p.stepSimulation(physicsClientId=clients[0])
+    finally:
+        assert uninstall(clients[0]) is sim
+    explicit = ImpactSimulator(RouthImpact("auto", 50), client=clients[1], seed=5)
+    for _ in range(240):
+        explicit.step()
+    assert len(sim.events) >= 1 and [e.time for e in sim.events] == [e.time for e in explicit.events]
+    assert all(np.array_equal(a.v_plus, b.v_plus) for a, b in zip(sim.events, explicit.events, strict=True))
+    assert _pose(clients[0]) == _pose(clients[1])
+
+
+def test_gym_example_runs(tmp_path: Path) -> None:
+    """examples/gym_rocking_block.py runs its unmodified environment plainly and hooked
+    (3 seeds) and writes its figure."""
+    script = TESTS.parent / "examples" / "gym_rocking_block.py"
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(Path(bullet_setimpact.__file__).parents[1])}
+    command = [sys.executable, str(script), "--seeds", "3", "--steps", "30", "--out", str(tmp_path / "fig.png")]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "plain Bullet" in done.stdout and (tmp_path / "fig.png").stat().st_size > 0
