@@ -172,6 +172,10 @@ class RouthImpact(ImpactLaw):
     compass gait and RAMone).  The solution is drawn at random: by Lemke with a random
     positive covering vector, or uniformly among the cached feasible bases (module
     docstring).  Reproducible for a given ``rng``.
+
+    A problem with some ``restitution > 0`` runs Stronge-type restitution at arbitrary
+    relative rates (:mod:`~bullet_setimpact.laws.restitution`): samples still compressing or
+    holding energy after ``max_steps`` steps are not terminated, with no final ``eps`` step.
     """
 
     name = "routh"
