@@ -13,11 +13,8 @@ are ``x = B^{-1} w``; the basis is feasible for ``w`` iff ``x >= 0``.
 - :func:`lemke` pivots from the artificial basis with a (possibly random) covering
   vector and a lexicographic ratio test, so degenerate ``w`` (zeros in ``w`` are
   the rule in impact LCPs) cannot make it cycle.
-- :func:`solve_lcp` is the one entry point of the laws: Lemke first (the fast path), then
-  Lemke with the default coverings, in extended precision, and finally a complete method
-  (:mod:`bullet_setimpact.lcp_milp`: a mixed-integer formulation solved by HiGHS) that finds
-  a solution whenever one exists within the given bounds.  Every returned solution passes
-  the same residual check; nothing inexact is ever returned.
+- :func:`~bullet_setimpact.lcp_solve.solve_lcp` (the laws' one entry point) chains Lemke with
+  the complete method of :mod:`bullet_setimpact.lcp_milp`.
 
 The randomized branch samplers of the Routh law, built on :func:`lemke`, live in
 :mod:`bullet_setimpact.laws.branch_sampling`.
@@ -26,13 +23,11 @@ The randomized branch samplers of the Routh law, built on :func:`lemke`, live in
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LCPError, LCPSolverError, LemkeError
-from .lcp_milp import HIGHS_TOLERANCES, feasible_point, milp_lcp
+from .errors import LemkeError
 
 #: Relative tolerance of the final residual check (feasibility and accuracy).
 RESIDUAL_TOL = 1e-9
@@ -70,7 +65,7 @@ class LCPSolution:
     residual : float
         Relative residual of the returned solution (see :func:`lcp_residual`).
     method : str
-        The stage of :func:`solve_lcp` that found it (:data:`METHODS`).
+        The stage of :func:`~bullet_setimpact.lcp_solve.solve_lcp` that found it (``lcp_solve.METHODS``).
     """
 
     z: np.ndarray
@@ -156,17 +151,6 @@ def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarr
 LEMKE_ATTEMPTS = 3
 #: A basis matrix with a larger condition number is rejected as singular to working precision.
 MAX_CONDITION = 1e13
-#: Above this size :func:`solve_lcp` skips the extended-precision stage (unvectorized
-#: arithmetic: seconds per path).
-LARGE_LCP = 256
-#: Above this size :func:`solve_lcp` caps Lemke's pivots at :data:`LARGE_PIVOT_FACTOR` ``n``
-#: instead of ``10 n + 100`` and tries one random and one default covering vector (not three
-#: of each): a failing path of size 1400 costs some 10 s, and the complete stage follows.
-#: 704 is the largest step LCP of the former 64-contact limit, so results up to it are unchanged.
-PIVOT_CAP_SIZE = 704
-LARGE_PIVOT_FACTOR = 2
-#: The stages of :func:`solve_lcp`, in order (``LCPSolution.method``).
-METHODS = ("lemke", "lemke default covering", "lemke longdouble", "milp")
 
 
 def random_covering(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -390,159 +374,3 @@ def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inv
     if residual > tol:
         raise LemkeError(f"Lemke's solution has residual {residual:.3e} above the tolerance {tol:.1e}")
     return LCPSolution(z, W @ z + w, basis, basis_inverse, pivots, residual)
-
-
-def solve_lcp(
-    W: np.ndarray,
-    w: np.ndarray,
-    covering: np.ndarray | None = None,
-    rng: np.random.Generator | None = None,
-    bounds: np.ndarray | None = None,
-    tol: float = RESIDUAL_TOL,
-) -> LCPSolution:
-    """Solve ``LCP(W, w)``: Lemke first, then stages that cannot fail on a solvable LCP.
-
-    Stages (``LCPSolution.method``):
-
-    1. ``"lemke"``: Lemke from the requested start: the ``covering`` vector, or with
-       ``rng`` :data:`LEMKE_ATTEMPTS` random covering vectors drawn from it in turn (how
-       the Routh law picks a random branch), or else the default coverings;
-    2. ``"lemke default covering"``: :func:`default_coverings` (if stage 1 used others);
-    3. ``"lemke longdouble"``: the same in extended precision (skipped above :data:`LARGE_LCP`);
-       above :data:`PIVOT_CAP_SIZE` fewer covering vectors are tried, each path capped at
-       :data:`LARGE_PIVOT_FACTOR` ``n`` pivots;
-    4. ``"milp"``: the complete method (:func:`complete_solve`).
-
-    Parameters
-    ----------
-    W, w : array_like
-        The LCP.
-    covering : array_like, optional
-        Covering vector of stage 1 (exclusive with ``rng``).
-    rng : numpy Generator, optional
-        Source of stage 1's random covering vectors.
-    bounds : array_like, shape (n,), optional
-        Upper bounds ``z <= bounds`` that some solution satisfies, if one exists (e.g.
-        :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`).  With them an infeasible
-        mixed-integer problem proves that the LCP has no solution; without them stage 4
-        searches growing boxes and can only prove it when ``{z >= 0, Wz + w >= 0}`` is empty.
-    tol : float
-        Relative residual (:func:`lcp_residual`) every returned solution meets.
-
-    Raises
-    ------
-    LCPError
-        Only when the LCP has no solution (the message says why that is certain).
-    LCPSolverError
-        When the complete method itself fails (time limit, no certified bound).
-    """
-    W, w = check_lcp(W, w)
-    n = w.shape[0]
-    if covering is not None and rng is not None:
-        raise ValueError("give solve_lcp either a covering vector or an rng, not both")
-    large = n > PIVOT_CAP_SIZE
-    max_pivots = LARGE_PIVOT_FACTOR * n if large else None
-    reasons: list[str] = []
-    if covering is not None or rng is not None:
-        for _ in range(1 if covering is not None or large else LEMKE_ATTEMPTS):
-            d = covering if covering is not None else random_covering(rng, n)  # type: ignore[arg-type]
-            try:
-                return lemke(W, w, covering=d, max_pivots=max_pivots, tol=tol)
-            except LemkeError as exc:
-                reasons.append(str(exc))
-    stages: list[tuple[str, type]] = [("lemke default covering" if reasons else "lemke", np.float64)]
-    if n <= LARGE_LCP:
-        stages.append(("lemke longdouble", np.longdouble))
-    for method, dtype in stages:
-        try:
-            solution = lemke(W, w, covering=np.ones(n) if large else None, max_pivots=max_pivots, tol=tol, dtype=dtype)
-        except LemkeError as exc:
-            reasons.append(str(exc))
-            continue
-        return dataclasses.replace(solution, method=method)
-    return complete_solve(W, w, bounds, tol, context="; ".join(dict.fromkeys(reasons)))
-
-
-#: Box growth of :func:`complete_solve` without given bounds: the LP point's scale times these.
-UNBOUNDED_BOXES = (10.0, 1e4, 1e8)
-#: With given bounds an "infeasible" from HiGHS is confirmed on a box this much larger (a
-#: different scaling of the same problem) before :class:`LCPError` says there is no solution.
-VERDICT_RETRY_FACTOR = 1e3
-
-
-def complete_solve(W: np.ndarray, w: np.ndarray, bounds: np.ndarray | None, tol: float = RESIDUAL_TOL, context: str = "") -> LCPSolution:
-    """Stage 4 of :func:`solve_lcp`: the mixed-integer formulation (:func:`~bullet_setimpact.lcp_milp.milp_lcp`), polished.
-
-    With ``bounds`` one solve decides the LCP (an infeasible verdict is confirmed on a larger
-    box, :data:`VERDICT_RETRY_FACTOR`).  Without, a linear program first checks
-    ``{z >= 0, Wz + w >= 0}`` (empty: no solution), then boxes of :data:`UNBOUNDED_BOXES`
-    times its point's scale are searched in turn.  ``context`` (why Lemke failed) is
-    appended to error messages.
-    """
-    n = w.shape[0]
-    suffix = f" (Lemke: {context})" if context else ""
-    if bounds is not None:
-        bounds = np.asarray(bounds, dtype=float)
-        if bounds.shape != (n,) or not np.all(np.isfinite(bounds)) or np.any(bounds < 0.0):
-            raise ValueError(f"bounds must be a finite non-negative vector of shape ({n},), got {bounds!r}")
-        boxes = [bounds, VERDICT_RETRY_FACTOR * bounds]  # the second only if HiGHS calls the first infeasible
-    else:
-        point = feasible_point(W, w)
-        if point is None:
-            raise LCPError("the LCP has no solution: no z >= 0 has W z + w >= 0 (the feasibility LP is infeasible)" + suffix)
-        scale = max(float(point.max()), float(np.abs(w).max()) / max(float(np.abs(W).max()), np.finfo(float).tiny), 1.0)
-        boxes = [np.full(n, factor * scale) for factor in UNBOUNDED_BOXES]
-    for upper in boxes:
-        failure: LCPSolverError | None = None
-        for tolerance in HIGHS_TOLERANCES:
-            found = milp_lcp(W, w, upper, tolerance)
-            if found is None:
-                break  # the default tolerance's verdict (a tighter one is tried only after a found point)
-            try:
-                return _polished(W, w, *found, tol=tol, suffix=suffix)
-            except LCPSolverError as exc:
-                failure = exc
-        if failure is not None:
-            raise failure
-    if bounds is not None:
-        raise LCPError("the LCP has no solution: its mixed-integer formulation over the given bounds is infeasible" + suffix)
-    raise LCPSolverError(f"no solution with z <= {boxes[-1][0]:.3g} (mixed-integer formulation infeasible); pass bounds to decide" + suffix)
-
-
-#: Newton corrections of :func:`_polished` on the mixed-integer point's support.
-POLISH_ITERATIONS = 3
-
-
-def _polished(W: np.ndarray, w: np.ndarray, z: np.ndarray, support: np.ndarray, tol: float, suffix: str) -> LCPSolution:
-    """Refine the mixed-integer point ``z`` to full precision on its ``support`` (pairs with ``y = 0``).
-
-    The point meets HiGHS's tolerance only.  Fixing the complementarity pattern, each
-    correction is the least-squares (minimum-norm) ``delta`` with ``W_SS delta = -y_S``
-    (singular ``W_SS``, from redundant rows, included), ``z_i = 0`` off the support.  The
-    solution keeps the basis inverse of its support when that basis is well conditioned and
-    reproduces it (so a branch sampler may cache it), else ``basis_inverse`` is None.
-    """
-    z = np.where(support, np.maximum(z, 0.0), 0.0)
-    residual = lcp_residual(W, w, z)
-    block = W[np.ix_(support, support)]
-    for _ in range(POLISH_ITERATIONS):
-        if residual <= REFINE_TOL or not support.any():
-            break
-        delta = np.linalg.lstsq(block, -(W @ z + w)[support], rcond=None)[0]
-        refined = z.copy()
-        refined[support] = np.maximum(z[support] + delta, 0.0)
-        refined_residual = lcp_residual(W, w, refined)
-        if refined_residual >= residual:
-            break
-        z, residual = refined, refined_residual
-    if residual > tol:
-        raise LCPSolverError(f"the mixed-integer solution could not be refined below {tol:.1e} (residual {residual:.3e})" + suffix)
-    inverse = safe_inverse(basis_matrix(W, support))
-    if inverse is not None:
-        basic = np.maximum(np.where(support, inverse @ w, 0.0), 0.0)
-        basic_residual = lcp_residual(W, w, basic)
-        if basic_residual <= max(residual, REFINE_TOL):
-            z, residual = basic, basic_residual
-        else:
-            inverse = None
-    return LCPSolution(z, W @ z + w, support.copy(), inverse, 0, residual, "milp")

@@ -13,7 +13,7 @@ exists, so the answer does not hang on pivot-level round-off.  The variables are
 to ``s = z / U`` and the rows to ``y / Y``, so that every big-M constant is 1.
 
 HiGHS works to a feasibility tolerance of about 1e-6; the caller
-(:func:`bullet_setimpact.lcp.solve_lcp`) refines the solution on its support to full
+(:func:`bullet_setimpact.lcp_solve.solve_lcp`) refines the solution on its support to full
 precision and checks its residual.
 """
 
@@ -30,7 +30,7 @@ from .errors import LCPSolverError
 #: Wall-clock limit of one mixed-integer solve [s].
 MILP_TIME_LIMIT = 120.0
 #: HiGHS's primal and integrality tolerances, tried in turn by
-#: :func:`~bullet_setimpact.lcp.complete_solve`: its defaults (1e-7, 1e-6; fastest, and their
+#: :func:`~bullet_setimpact.lcp_solve.complete_solve`: its defaults (1e-7, 1e-6; fastest, and their
 #: "infeasible" is the verdict), then tighter ones when the default point cannot be refined
 #: (the big-M rows are scaled by bounds that may exceed the values that matter by orders of
 #: magnitude).  At 1e-10 HiGHS calls solvable step LCPs infeasible.

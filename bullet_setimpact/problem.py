@@ -332,7 +332,7 @@ BOUND_MARGIN = 1e-6
 def step_lcp_bounds(problem: ImpactProblem, caps: np.ndarray, v: np.ndarray, driven: np.ndarray | None = None) -> np.ndarray:
     """Upper bounds on ``z = [beta; lambda_n; lambda_D; gamma]`` met by some solution of the step LCP (eq. 75).
 
-    For the complete fallback of :func:`~bullet_setimpact.lcp.solve_lcp`.  With caps
+    For the complete fallback of :func:`~bullet_setimpact.lcp_solve.solve_lcp`.  With caps
     ``c = lambda_n_max >= 0`` and ``D = Jbar M^-1 Jbar^T`` (the Delassus matrix):
 
     - ``lambda_n <= c``: row block 1 is ``c - lambda_n >= 0``;

@@ -44,11 +44,12 @@ from bullet_setimpact import (
     RouthImpact,
     SequentialImpact,
 )
-from bullet_setimpact import lcp as lcp_module
+from bullet_setimpact import lcp_solve as lcp_module
 from bullet_setimpact.errors import LemkeError
 from bullet_setimpact.laws.branch_sampling import random_lemke
 from bullet_setimpact.laws.routh import step_lcp_bounds
-from bullet_setimpact.lcp import RESIDUAL_TOL, lcp_residual, random_covering, solve_lcp
+from bullet_setimpact.lcp import RESIDUAL_TOL, lcp_residual, random_covering
+from bullet_setimpact.lcp_solve import solve_lcp
 
 pytestmark = pytest.mark.slow
 

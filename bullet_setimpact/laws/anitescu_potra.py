@@ -2,7 +2,7 @@
 
 All contacts are resolved at once: ``0 <= Lambda_n  _|_  Jn v+ >= 0`` with linearized
 Coulomb friction at ``v+``.  :meth:`AnitescuPotraImpact.resolve` returns Lemke's solution
-(or, where Lemke fails, that of :func:`~bullet_setimpact.lcp.solve_lcp`'s complete stage);
+(or, where Lemke fails, that of :func:`~bullet_setimpact.lcp_solve.solve_lcp`'s complete stage);
 :meth:`AnitescuPotraImpact.all_outcomes` enumerates every distinct post-impact velocity.
 """
 
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from ..lcp import LCPSolution, lcp_residual, solve_lcp
+from ..lcp import LCPSolution, lcp_residual
+from ..lcp_solve import solve_lcp
 from ..problem import ImpactProblem
 from ..validation import positive_int
 from .base import ImpactLaw, LawOutcome
@@ -36,7 +37,7 @@ def apply_impulse(problem: ImpactProblem, v: np.ndarray, z: np.ndarray) -> tuple
 def solve_anitescu_potra(problem: ImpactProblem, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, LCPSolution]:
     """The solution of the Anitescu-Potra LCP: ``(v_plus, [lambda_n; lambda_D], solution)``.
 
-    :func:`~bullet_setimpact.lcp.solve_lcp` without a covering vector: Lemke's default
+    :func:`~bullet_setimpact.lcp_solve.solve_lcp` without a covering vector: Lemke's default
     covering vectors (ones, then fixed pseudo-random ones), so the result is deterministic.
     No bounds are passed to the complete stage: where rows are redundant (dependent
     ``Jbar`` rows) the impulses are bounded only along the range of ``Jbar^T`` (by the

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..lcp import RESIDUAL_TOL, LCPSolution, solve_lcp
+from ..lcp import RESIDUAL_TOL, LCPSolution
+from ..lcp_solve import solve_lcp
 
 #: Upper bounds on the LCP unknowns as a function of the parameter vector ``u`` (see
 #: :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`), for the complete fallback.
@@ -30,10 +31,10 @@ REST_BLOCK = 8
 def random_lemke(
     W: np.ndarray, w: np.ndarray, rng: np.random.Generator, tol: float = RESIDUAL_TOL, bounds: np.ndarray | None = None
 ) -> LCPSolution:
-    """:func:`~bullet_setimpact.lcp.solve_lcp` starting from random covering vectors drawn from ``rng``.
+    """:func:`~bullet_setimpact.lcp_solve.solve_lcp` starting from random covering vectors drawn from ``rng``.
 
     Lemke with up to ``LEMKE_ATTEMPTS`` random covering vectors; if all fail, the
-    deterministic stages of :func:`~bullet_setimpact.lcp.solve_lcp` (with ``bounds``) return
+    deterministic stages of :func:`~bullet_setimpact.lcp_solve.solve_lcp` (with ``bounds``) return
     one valid solution (``solution.fallback`` is then True).
     """
     return solve_lcp(W, w, rng=rng, bounds=bounds, tol=tol)

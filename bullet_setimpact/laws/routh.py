@@ -122,7 +122,7 @@ class OutcomeSet:
         Of those, how many went to Lemke (cache misses and exploration).
     fallbacks : int
         Of the Lemke calls, how many randomized Lemke failed on and a deterministic stage
-        of :func:`~bullet_setimpact.lcp.solve_lcp` answered (one valid solution each).
+        of :func:`~bullet_setimpact.lcp_solve.solve_lcp` answered (one valid solution each).
     seconds : float
         Wall-clock time.
     """
