@@ -24,6 +24,8 @@ from ..lcp_solve import solve_lcp
 #: :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`), for the complete fallback.
 BoundsMap = Callable[[np.ndarray], np.ndarray]
 
+#: Samples per batched step of Algorithm 1 that always go to Lemke, to discover new LCP solutions.
+EXPLORE_PER_STEP = 4
 #: Cached bases tested together (one stacked product) when the most-hit ones all fail a sample.
 REST_BLOCK = 8
 

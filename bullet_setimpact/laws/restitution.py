@@ -56,10 +56,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
-from .branch_sampling import BatchedLCPSolver, LemkeSolver
+from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver
 
-#: Samples per batched step that always go to Lemke (as the inelastic law).
-EXPLORE_PER_STEP = 4
 #: Energy left below this fraction of the sample's initial kinetic energy counts as returned.
 ENERGY_TOL = 1e-12
 

@@ -25,13 +25,11 @@ from ..errors import SamplesDroppedWarning
 from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
 from ..validation import positive_int, positive_number
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
-from .branch_sampling import BatchedLCPSolver, LemkeSolver
+from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver
 from .restitution import elastic_step_solver, finished, integrate_elastic
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`.
 CHUNK_SIZE = 32768
-#: Samples per batched step that always go to Lemke, to discover new LCP solutions.
-EXPLORE_PER_STEP = 4
 #: Default bound on :meth:`RouthImpact.resolve`'s steps beyond ``max_steps`` (before the final ``eps`` step).
 FINAL_STEPS = 100
 #: :meth:`RouthImpact.step_size` ignores contacts whose ``Jn_i M^-1 Jn_i^T`` is below this
