@@ -15,6 +15,7 @@ from . import planar
 from .errors import SamplesDroppedWarning, SetImpactError
 from .files import atomic_write
 from .laws import AnitescuPotraImpact, RouthImpact, SequentialImpact
+from .problem import ImpactProblem
 
 #: Resolve-paths drawn in light gray on outcome-set figures.
 FIGURE_PATHS = 150
@@ -44,13 +45,16 @@ def outcome_set_command(args: argparse.Namespace) -> None:
     example = planar.example(args.name)
     law = RouthImpact(example.step, example.max_steps)
     samples = args.samples or example.samples
+    problem = example.problem.with_restitution(args.restitution) if args.restitution else example.problem
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SamplesDroppedWarning)
-        result = law.outcome_set(example.problem, example.v_minus, samples, rng=args.seed, sampler=args.sampler, full_output=True)
-    problem = example.problem
+        result = law.outcome_set(problem, example.v_minus, samples, rng=args.seed, sampler=args.sampler, full_output=True)
     normal = problem.normal_velocities(result.velocities)
     print(f"{example.name}: {example.description}")
-    print(f"  law            RouthImpact(step={example.step}, max_steps={example.max_steps}), sampler={args.sampler}, seed={args.seed}")
+    print(
+        f"  law            RouthImpact(step={example.step}, max_steps={example.max_steps}), sampler={args.sampler}, seed={args.seed}"
+        + (f", restitution e={args.restitution} at every contact" if args.restitution else "")
+    )
     print(f"  samples kept   {result.terminated} of {result.samples} ({result.samples - result.terminated} still colliding, dropped)")
     print(f"  LCPs / sample  {result.lcps_per_sample:.2f}  ({result.lemke_calls} Lemke calls, the rest from the basis cache)")
     print(f"  time / sample  {1e6 * result.seconds / result.samples:.2f} us  ({result.seconds:.2f} s in all)")
@@ -61,15 +65,16 @@ def outcome_set_command(args: argparse.Namespace) -> None:
         if not issubclass(warning.category, SamplesDroppedWarning):
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if args.out:
-        _save_outcome_set(Path(args.out), example, result.velocities, args)
+        _save_outcome_set(Path(args.out), example, problem, result.velocities, args)
         print(f"  saved          {args.out}")
     if args.plot:
-        _plot_outcome_set(Path(args.plot), example, result.velocities, args.seed)
+        _plot_outcome_set(Path(args.plot), example, problem, result.velocities, args.seed)
         print(f"  figure         {args.plot}")
 
 
-def _save_outcome_set(path: Path, example: planar.Example, velocities: np.ndarray, args: argparse.Namespace) -> None:
-    problem = example.problem
+def _save_outcome_set(
+    path: Path, example: planar.Example, problem: ImpactProblem, velocities: np.ndarray, args: argparse.Namespace
+) -> None:
     arrays = dict(
         velocities=velocities,
         normal_velocities=problem.normal_velocities(velocities),
@@ -80,29 +85,36 @@ def _save_outcome_set(path: Path, example: planar.Example, velocities: np.ndarra
         seed=args.seed,
         samples=args.samples or example.samples,
         sampler=args.sampler,
+        restitution=problem.restitution,
     )
     atomic_write(path, lambda stream: np.savez_compressed(stream, **arrays))
 
 
-def _plot_outcome_set(path: Path, example: planar.Example, velocities: np.ndarray, seed: int) -> None:
+def _plot_outcome_set(path: Path, example: planar.Example, problem: ImpactProblem, velocities: np.ndarray, seed: int) -> None:
     from .plotting import OutcomeFigureData, outcome_set_figure
 
     law = RouthImpact(example.step, example.max_steps)
     rng = np.random.default_rng(seed)
-    paths = [law.resolve(example.problem, example.v_minus, rng=rng).path for _ in range(FIGURE_PATHS)]
+    paths = [law.resolve(problem, example.v_minus, rng=rng).path for _ in range(FIGURE_PATHS)]
     sequential = {
         "-".join(example.contact_names[i] for i in order): SequentialImpact(list(order)).resolve(example.problem, example.v_minus).v_plus
         for order in example.sequential_orders
     }
+    described = (
+        f"post-impact set with restitution e = {problem.restitution.max():g} "
+        f"(Routh, h = {law.step}, N = {law.max_steps}; comparisons inelastic)"
+        if problem.elastic
+        else f"post-impact set of {law!r}"
+    )
     data = OutcomeFigureData(
-        problem=example.problem,
+        problem=problem,
         v_minus=example.v_minus,
         samples=velocities,
         contact_names=example.contact_names,
         anitescu_potra=AnitescuPotraImpact().all_outcomes(example.problem, example.v_minus),
         sequential=sequential,
         paths=paths,
-        title=f"{example.name}: post-impact set of {law!r} (Halm & Posa Alg. 2), seed {seed}",
+        title=f"{example.name}: {described}, seed {seed}",
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     outcome_set_figure(data, str(path))
@@ -254,6 +266,17 @@ def render_command(args: argparse.Namespace) -> None:
     print(f"{args.name}: rollout with seed {args.seed} rendered to {args.out} ({events} impact events)")
 
 
+def _unit_interval(text: str) -> float:
+    """argparse type: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -314,6 +337,12 @@ def build_parser() -> argparse.ArgumentParser:
     outcome.add_argument("--sampler", choices=("random", "sobol"), default="random", help="cap sampler (default random)")
     outcome.add_argument("--out", help="save the outcome set to this .npz file")
     outcome.add_argument("--plot", help="draw the outcome-set figure to this .png file")
+    outcome.add_argument(
+        "--restitution",
+        type=_unit_interval,
+        default=0.0,
+        help="Stronge's energetic coefficient e at every contact, in [0, 1] (default 0: inelastic, the journal's model)",
+    )
     outcome.set_defaults(handler=outcome_set_command)
 
     show = commands.add_parser("render", help="render one rollout headless (TinyRenderer) to a .gif or .png strip", add_help=False)

@@ -303,8 +303,15 @@ class ImpactProblem:
 
     def with_external_force(self, external_force: np.ndarray | None) -> ImpactProblem:
         """The same problem with ``external_force`` (see the class parameters)."""
+        return self._with(external_force, self.restitution)
+
+    def with_restitution(self, restitution: float | np.ndarray | None) -> ImpactProblem:
+        """The same problem with the coefficients of ``restitution`` (see the class parameters)."""
+        return self._with(self.external_force, restitution)
+
+    def _with(self, external_force: np.ndarray | None, restitution: float | np.ndarray | None) -> ImpactProblem:
         directions = self.directions if self.spatial else None
-        return ImpactProblem(self.M, self.Jn, self.Jt, self.mu, directions, external_force=external_force, restitution=self.restitution)
+        return ImpactProblem(self.M, self.Jn, self.Jt, self.mu, directions, external_force=external_force, restitution=restitution)
 
     @property
     def elastic(self) -> bool:

@@ -427,6 +427,7 @@ def test_loading_results_that_do_not_exist_or_are_not_results_names_the_file(tmp
         (["run", SCENARIO, "--duration", "nan"], "expected a positive number, got 'nan'"),
         (["outcome-set", "rocking_block", "--samples", "0"], "expected a positive integer, got 0"),
         (["outcome-set", "rocking_block", "--sampler", "halton"], "invalid choice: 'halton'"),
+        (["outcome-set", "rocking_block", "--restitution", "1.5"], "expected a number in [0, 1], got '1.5'"),
         (["render", SCENARIO, "--out", "x.gif", "--frames", "0"], "expected a positive integer, got 0"),
         (["render", SCENARIO], "the following arguments are required: --out"),
         (["list", "rocking_block", "extra"], "unrecognized arguments: extra"),

@@ -31,6 +31,27 @@ def test_outcome_set_command_saves_and_plots(tmp_path: Path, capsys: pytest.Capt
     assert image.std() > 0.01
 
 
+def test_outcome_set_command_with_restitution(tmp_path: Path) -> None:
+    """``--restitution 0.5`` on the rocking block (dropped flat: both corners approach with the
+    same normal velocity ``u < 0``).  Every sample separates (``Jn v+ >= 0``) and keeps no more
+    energy than ``v-`` had (the contacts return at most ``e^2`` of what they absorbed); with
+    ``e > 0`` some stored energy is returned, so the block leaves the ground (some normal
+    velocity is positive, where the inelastic law ends at rest on both corners in part of the
+    set); the saved set records ``e`` per contact."""
+    out = tmp_path / "rb.npz"
+    assert main(["outcome-set", "rocking_block", "--samples", "1024", "--restitution", "0.5", "--out", str(out)]) == 0
+    example = planar.rocking_block()
+    u = example.problem.normal_velocities(example.v_minus)
+    with np.load(out) as data:
+        np.testing.assert_array_equal(data["restitution"], [0.5, 0.5])
+        velocities = data["velocities"]
+    normal = example.problem.normal_velocities(velocities)
+    assert np.all(normal >= -1e-8)
+    assert np.all(example.problem.kinetic_energy(velocities) <= example.problem.kinetic_energy(example.v_minus) * (1 + 1e-12))
+    assert u[0] == pytest.approx(u[1]) and u[0] < 0
+    assert normal.max() > 0.0
+
+
 def test_figure_panels_show_the_samples() -> None:
     """Panel 1 plots (vn_A, vn_B), panels 2-3 each contact's (vt, vn): exactly the data."""
     example = planar.rocking_block()
