@@ -9,6 +9,8 @@ from pathlib import Path
 import bullet_setimpact
 
 PACKAGE_DIR = Path(bullet_setimpact.__file__).parent
+#: Data shipped inside an installed wheel (the scenario scripts under ``_data``): not package modules.
+DATA_DIR = PACKAGE_DIR / "_data"
 
 
 def module_name(path: Path) -> str:
@@ -23,7 +25,7 @@ def import_graph() -> dict[str, set[str]]:
     relative import is resolved against the importing module's package.  Edges to the
     module's own ancestor packages are left out: Python initializes those first anyway, so
     ``from . import sibling`` depends on the sibling, not on the package."""
-    paths = {module_name(path): path for path in PACKAGE_DIR.rglob("*.py")}
+    paths = {module_name(path): path for path in PACKAGE_DIR.rglob("*.py") if DATA_DIR not in path.parents}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]

@@ -70,27 +70,3 @@ def test_figure_panels_show_the_samples() -> None:
         np.testing.assert_allclose(drawn, want)
         np.testing.assert_allclose(axis.collections[0].get_offsets(), want)
         assert "[m/s]" in axis.get_xlabel() and "[m/s]" in axis.get_ylabel()
-
-
-def test_no_package_module_imports_the_cli() -> None:
-    """The CLI sits on top: no module of the package imports ``cli`` (read with ``ast``, so
-    it holds for imports inside functions too)."""
-    import ast
-    from pathlib import Path
-
-    import bullet_setimpact
-
-    root = Path(bullet_setimpact.__file__).parent
-    offenders = []
-    for path in root.rglob("*.py"):
-        if path.name == "cli.py":
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.ImportFrom):
-                names = [node.module or "", *(alias.name for alias in node.names)]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            if any(name.split(".")[-1] == "cli" for name in names):
-                offenders.append(str(path))
-    assert offenders == []
