@@ -150,7 +150,7 @@ def rollouts_figure(results: RolloutResults, path: str | None = None, dpi: int =
     energy.set_xlabel("simulated time [s]")
     energy.set_ylabel("kinetic energy [J]")
     ending = "" if record.failure is None else f", failed at {record.simulated_time:.3f} s"
-    energy.set_title(f"rollout {record.index}: {len(record.events)} impacts{ending}", fontsize=10)
+    energy.set_title(f"rollout {record.index}: {len(record.events)} impact{'' if len(record.events) == 1 else 's'}{ending}", fontsize=10)
     energy.legend(fontsize=8)
     energy.grid(alpha=0.3)
     failures = f"; {len(results.failures)} of {len(results)} rollouts failed" if results.failures else ""
