@@ -357,7 +357,7 @@ def step_lcp_bounds(problem: ImpactProblem, caps: np.ndarray, v: np.ndarray, dri
       only in ``y_D,i >= 0`` (complementary to zeros), so its smallest feasible value
       ``max(0, -(J_D v + D lambda)_ij over j)`` may replace it.
 
-    With restitution (:mod:`.restitution`) ``v`` already holds the driven impulses ``d`` and
+    With restitution (:mod:`bullet_setimpact.laws.restitution`) ``v`` already holds the driven impulses ``d`` and
     the cone row is ``mu_i (lambda_n,i + d_i) - 1^T lambda_D,i >= 0``, so the friction bound
     becomes ``mu_i (c_i + d_i)``; the rest of the argument is unchanged.
 
