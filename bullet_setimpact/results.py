@@ -46,7 +46,10 @@ class RolloutResults:
         Every rollout, finished or failed (``record.failure``).
     config : dict
         Scenario, parameters, law (and ``law_description``, the law actually used), seed,
-        rollouts, duration and versions.
+        rollouts, duration [s] (the scenario's own when none was asked for) and versions.
+    resumed : int
+        How many of the records a resumed run read back from its results directory
+        instead of running them.
 
     The analysis (:meth:`outcome_counts`, :meth:`contact_modes`, :attr:`events`) covers the
     finished rollouts; :attr:`failures` lists the others.
@@ -54,6 +57,7 @@ class RolloutResults:
 
     records: list[RolloutRecord]
     config: dict[str, Any] = field(default_factory=dict)
+    resumed: int = 0
 
     def __len__(self) -> int:
         return len(self.records)
@@ -130,6 +134,8 @@ class RolloutResults:
             f"  law            {self.law_description}",
             f"  finished       {len(finished)}; failed {len(self.records) - len(finished)}",
         ]
+        if self.resumed:
+            lines.append(f"  resumed        {self.resumed} rollouts read back from disk, {len(self.records) - self.resumed} run now")
         if finished:
             lines.append(f"  impacts        {sum(counts)} in all, {np.mean(counts):.1f} per finished rollout")
             lines.append(f"  outcome of the first impact (lift off: vn > {LIFT_THRESHOLD} m/s; slide: |vt| > {SLIDE_THRESHOLD} m/s):")

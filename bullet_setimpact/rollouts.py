@@ -185,14 +185,15 @@ def monte_carlo(
     if on_failure not in ON_FAILURE:
         raise ValueError(f"on_failure must be one of {ON_FAILURE}, got {on_failure!r}")
     resolved = parameters(scenario, params)
+    description, effective_duration = scenario_defaults(scenario, law, duration, resolved)
     config = {
         "scenario": str(scenario),
         "params": resolved,
         "law": law if law is None or isinstance(law, str) else repr(law),
-        "law_description": law_description(scenario, law, resolved),
+        "law_description": description,
         "seed": seed,
         "rollouts": rollouts,
-        "duration": duration,
+        "duration": effective_duration,
         "on_failure": on_failure,
         "version": __version__,
         "numpy": np.__version__,
@@ -211,7 +212,8 @@ def monte_carlo(
         for index in range(rollouts)
         if index not in records
     ]
-    bar = _progress_bar(rollouts, len(records), progress)
+    resumed = len(records)
+    bar = _progress_bar(rollouts, resumed, progress)
     try:
         for record in execute(run_rollout, pending, executor, workers):
             if record.failure is not None and on_failure == "raise":
@@ -225,17 +227,20 @@ def monte_carlo(
             bar.update(1)
     finally:
         bar.close()
-    return RolloutResults([records[index] for index in range(rollouts)], config)
+    return RolloutResults([records[index] for index in range(rollouts)], config, resumed=resumed)
 
 
-def law_description(scenario: str | Path, law: str | ImpactLaw | None, params: Mapping[str, Any]) -> str:
-    """The law a run uses, with its parameters (``repr``); the scenario's own law is read
-    from a build of the scenario in a scratch client."""
-    if law is not None:
-        return repr(get_law(law))
+def scenario_defaults(
+    scenario: str | Path, law: str | ImpactLaw | None, duration: float | None, params: Mapping[str, Any]
+) -> tuple[str, float]:
+    """The law a run uses, with its parameters (``repr``), and its duration [s]; the
+    scenario's own law and duration are read from a build in a scratch client."""
+    if law is not None and duration is not None:
+        return repr(get_law(law)), float(duration)
     client = p.connect(p.DIRECT)
     try:
-        return repr(build(scenario, client, params).law)
+        built = build(scenario, client, params)
+        return repr(get_law(law) if law is not None else built.law), float(duration if duration is not None else built.duration)
     finally:
         p.disconnect(client)
 

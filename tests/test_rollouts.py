@@ -79,10 +79,13 @@ def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path: Path) -> No
     _wait_for_files(out, 3, process)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    assert len(list(out.glob("rollout_*.npz"))) < 12
+    on_disk = len(list(out.glob("rollout_*.npz")))
+    assert on_disk < 12
     resumed = monte_carlo(SCENARIO, 12, seed=1, out=out, params=FAST, executor="serial")
     fresh = monte_carlo(SCENARIO, 12, seed=1, params=FAST, executor="serial")
     _same(resumed, fresh)
+    assert resumed.resumed == on_disk and fresh.resumed == 0
+    assert f"{on_disk} rollouts read back from disk, {12 - on_disk} run now" in resumed.report()
     assert sorted(path.name for path in out.glob("rollout_*.npz")) == [f"rollout_{i:06d}.npz" for i in range(12)]
     assert not list(out.glob(".*partial"))
 
@@ -131,6 +134,9 @@ def test_results_round_trip_and_summary(tmp_path: Path) -> None:
     loaded = RolloutResults.load(tmp_path / "results.npz")
     _same(results, loaded)
     assert loaded.config["scenario"] == SCENARIO and loaded.config["seed"] == 0
+    # no duration or law was asked for: the sidecar records the scenario's own (duration from FAST)
+    assert loaded.config["duration"] == FAST["duration"]
+    assert loaded.config["law_description"].startswith("RouthImpact(")
     assert sum(results.outcome_counts().values()) == 3
     assert "outcome of the first impact" in results.report()
 
