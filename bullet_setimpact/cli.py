@@ -60,7 +60,7 @@ def outcome_set_command(args: argparse.Namespace) -> None:
     print(f"  time / sample  {1e6 * result.seconds / result.samples:.2f} us  ({result.seconds:.2f} s in all)")
     print("  post-impact normal velocity per contact [m/s]:")
     for name, low, high in zip(example.contact_names, normal.min(axis=0), normal.max(axis=0), strict=True):
-        print(f"    {name:>3}  min {low:+.4f}  max {high:+.4f}")
+        print(f"    {name:>3}  min {_rounded(low)}  max {_rounded(high)}")
     for warning in caught:
         if not issubclass(warning.category, SamplesDroppedWarning):
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
@@ -120,6 +120,17 @@ def _plot_outcome_set(path: Path, example: planar.Example, problem: ImpactProble
     outcome_set_figure(data, str(path))
 
 
+def _rounded(value: float) -> str:
+    """``value`` to 4 decimals with its sign, without a ``-0.0000``."""
+    text = f"{value:+.4f}"
+    return "+0.0000" if text == "-0.0000" else text
+
+
+def _plain(text: str) -> str:
+    """A docstring's text without reStructuredText literal quotes."""
+    return text.replace("``", "")
+
+
 def list_command(args: argparse.Namespace) -> None:
     """Print the scenarios and the journal examples, or one scenario's description and parameters."""
     from .scenario import available
@@ -129,7 +140,7 @@ def list_command(args: argparse.Namespace) -> None:
         return
     print("scenarios (bullet-setimpact run NAME, render NAME; list NAME for its parameters):")
     for name, description in available().items():
-        print(f"  {name:<20} {description}")
+        print(f"  {name:<20} {_plain(description)}")
     print("journal examples (bullet-setimpact outcome-set NAME):")
     for name, build in planar.EXAMPLES.items():
         print(f"  {name:<20} {build().description}")
@@ -140,10 +151,10 @@ def scenario_help(name: str) -> str:
     from .scenario import describe, docstring, parameter_help, script_path
 
     text = describe(docstring(script_path(name)))
-    lines = [f"{name}: {text['description']}", f"  measures: {text['measures']}", "  parameters (--param KEY=VALUE):"]
+    lines = [f"{name}: {_plain(text['description'])}", f"  measures: {_plain(text['measures'])}", "  parameters (--param KEY=VALUE):"]
     for key, default, comment in parameter_help(name):
         shown = f"{default:.6g}" if isinstance(default, float) and len(repr(default)) > 10 else repr(default)
-        lines.append(f"    {key:<16} {shown:<20} {comment}".rstrip())
+        lines.append(f"    {key:<16} {shown:<20} {_plain(comment)}".rstrip())
     return "\n".join(lines)
 
 
@@ -364,6 +375,8 @@ def run_script(path: str, argv: Sequence[str] | None = None) -> None:
     """What ``python scenarios/<name>.py [options]`` does: ``bullet-setimpact run <path>
     --rollouts 4 --workers 1 [options]`` (the script's own options win)."""
     options = sys.argv[1:] if argv is None else list(argv)
+    if {"-h", "--help"} & set(options):
+        print(f"python {path} [options] runs: bullet-setimpact run {path} --rollouts 4 --workers 1 [options]\n")
     raise SystemExit(main(["run", str(path), "--rollouts", "4", "--workers", "1", *options]))
 
 

@@ -140,6 +140,8 @@ class RolloutResults:
             lines.append(f"  impacts        {sum(counts)} in all, {np.mean(counts):.1f} per finished rollout")
             lines.append(f"  outcome of the first impact (lift off: vn > {LIFT_THRESHOLD} m/s; slide: |vt| > {SLIDE_THRESHOLD} m/s):")
             lines += _top(self.outcome_counts(), "outcome classes")
+            if len(finished) > 1 and all(_same_trajectory(finished[0], record) for record in finished[1:]):
+                lines.append("  identical      every rollout ended exactly the same (nothing random was drawn): one would do")
         legend = self.contact_legend()
         if legend:
             lines.append("  contacts:")
@@ -216,6 +218,15 @@ class RolloutResults:
                     }
                 )
         return pd.DataFrame(rows)
+
+
+def _same_trajectory(first: RolloutRecord, other: RolloutRecord) -> bool:
+    """Whether two rollouts have the same energy history and final state, bit for bit."""
+    return (
+        np.array_equal(first.energy, other.energy)
+        and first.final.keys() == other.final.keys()
+        and all(np.array_equal(first.final[key], other.final[key]) for key in first.final)
+    )
 
 
 def _top(counts: Counter[str], what: str) -> list[str]:

@@ -139,6 +139,14 @@ def test_results_round_trip_and_summary(tmp_path: Path) -> None:
     assert loaded.config["law_description"].startswith("RouthImpact(")
     assert sum(results.outcome_counts().values()) == 3
     assert "outcome of the first impact" in results.report()
+    assert "identical" not in results.report()  # Routh draws a different outcome per rollout (a continuum)
+
+
+def test_a_deterministic_run_says_its_rollouts_are_identical() -> None:
+    """Anitescu-Potra draws nothing random and the scenario starts the same every time: every
+    rollout is the same, bit for bit, and the report says one would do."""
+    results = monte_carlo(SCENARIO, 2, seed=0, law="anitescu-potra", executor="serial", params=FAST)
+    assert "every rollout ended exactly the same" in results.report()
 
 
 def test_rocking_block_monte_carlo_outcome_classes() -> None:
