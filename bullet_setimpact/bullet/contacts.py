@@ -246,6 +246,17 @@ class ContactFinder:
             )
         return gaps
 
+    def corner_gaps(self, pair: Pair) -> dict[Feature, float]:
+        """Gap of every box corner of either link of ``pair`` to the other link (the smallest
+        over the other link's shapes), keyed by vertex feature."""
+        gaps: dict[Feature, float] = {}
+        for (body_v, link_v), (body_s, link_s) in (pair, pair[::-1]):
+            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s)
+            for index, gap in zip(indices.tolist(), values.tolist(), strict=True):
+                feature = ("vertex", body_v, link_v, index, body_s, link_s)
+                gaps[feature] = min(gaps.get(feature, np.inf), gap)
+        return gaps
+
     def nearest_feature(self, link_a: tuple[int, int], link_b: tuple[int, int], point_a: np.ndarray, point_b: np.ndarray) -> Feature:
         """The feature of a Bullet contact point: the box corner of either link nearest to it
         (within 1 cm), else the link pair's closest-point feature."""

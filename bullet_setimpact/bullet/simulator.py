@@ -15,6 +15,11 @@ Each call of :meth:`ImpactSimulator.step` advances one Bullet time step:
    Bullet's job.  More than ``max_events_per_step`` events in one step (chattering, Zeno)
    are reported with an :class:`~bullet_setimpact.errors.EventCapWarning` and Bullet
    finishes that step.
+
+Resting contact costs little more than Bullet's step: after a full contact evaluation that
+found nothing arriving, a :class:`~.budget.DistanceBudget` bounds how far the bodies can
+move before the evaluation could answer differently, and until it is spent only Bullet's
+step, a speed bound and the check for points Bullet pushed out of contact are paid.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from ..laws.checked import CheckedLaw
 from ..problem import ImpactProblem, friction_basis
 from ..validation import positive_int, positive_number
 from .assembly import clusters, combined_restitution, contact_problem
+from .budget import DistanceBudget, SpeedBound, pair_slack
 from .configuration import Configuration
 from .contacts import SEED_MARGIN, Contact, ContactFinder
 from .events import arrivals, localize, pushed_by_bullet
@@ -188,6 +194,11 @@ class ImpactSimulator:
         self._last: Snapshot | None = None
         self._near = True
         self._dt = self._current_step = 0.0
+        moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]
+        # the budget needs every moving body's speed and the state checks of the tracked ones
+        self._speed = SpeedBound(self.client, moving) if set(moving) <= set(self._dynamic) else None
+        self._budget: DistanceBudget | None = None
+        self._static_poses: dict[int, tuple] = {}
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
@@ -204,6 +215,8 @@ class ImpactSimulator:
         events: list[ImpactEvent] = []
         try:
             snapshot = self._checked_snapshot()
+            if snapshot is None or self._last is None or not snapshot.same_positions(self._last):
+                self._budget = None  # the user moved a body (or nothing was near): measure again
             if snapshot is not None and (self._touching is None or self._last is None or not snapshot.same_velocities(self._last)):
                 # first step, or the user changed velocities: contacts may be colliding now
                 events += self._resolve_and_track(self.time)
@@ -254,6 +267,11 @@ class ImpactSimulator:
         """
         touching = self._touching if self._touching is not None else set()
         self._bullet_step(duration)
+        if self._budget is not None:
+            assert self._speed is not None
+            if self._budget.spend(self._speed.speeds(), duration) and self._statics_unmoved() and not self._pushed_by_bullet(touching):
+                return duration, []
+            self._budget = None
         nearby = self.finder.pair_gaps(LOOKAHEAD)
         self._near = bool(nearby)
         if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching)):
@@ -265,6 +283,8 @@ class ImpactSimulator:
         features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
+            if not approaching:
+                self._start_budget(contacts, nearby)
             return duration, []
         if snapshot is None:  # arrived from beyond the lookahead within one step: resolve here
             logger.warning(
@@ -294,6 +314,20 @@ class ImpactSimulator:
             return duration, []
         return tau, events
 
+    def _start_budget(self, contacts: list[Contact], nearby: dict) -> None:
+        """Measure the slack of the current contact set (every contact touching, see :mod:`.budget`)."""
+        if self._speed is None:
+            return
+        self._budget = DistanceBudget(pair_slack(self.finder, contacts, nearby, LOOKAHEAD), self._speed.speeds())
+        self._static_poses = {body: self._static_pose(body) for body in self.world.static_bodies}
+
+    def _static_pose(self, body: int) -> tuple:
+        return p.getBasePositionAndOrientation(body, physicsClientId=self.client)
+
+    def _statics_unmoved(self) -> bool:
+        """Whether no static body was moved (``resetBasePositionAndOrientation``) since the budget."""
+        return all(self._static_pose(body) == pose for body, pose in self._static_poses.items())
+
     def _feature_gaps_at(self, snapshot: Snapshot, tau: float, features: list, far: float) -> float:
         """Smallest gap of ``features`` after simulating ``tau`` from ``snapshot``."""
         snapshot.restore()
@@ -321,12 +355,14 @@ class ImpactSimulator:
             EventCapWarning,
             stacklevel=3,
         )
+        self._budget = None
         self._bullet_step(remaining)
         self._touching = {contact.feature for contact in self.finder.contacts()}
 
     # ------------------------------------------------------------------ events
     def _resolve_and_track(self, time: float) -> list[ImpactEvent]:
         """Resolve the impacts at the current configuration; its contacts become the touching set."""
+        self._budget = None
         contacts = self.finder.contacts()
         self._touching = {contact.feature for contact in contacts}
         return self._resolve_impacts(time, contacts)
