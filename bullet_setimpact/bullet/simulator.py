@@ -189,6 +189,8 @@ class ImpactSimulator:
         self.time = 0.0
         #: Steps in which the event cap was hit.
         self.capped_steps = 0
+        #: Steps that skipped the contact evaluation within the distance budget (:mod:`.budget`).
+        self.budget_steps = 0
         self._bodies = len(self.world.body_ids)
         self._touching: set | None = None
         self._last: Snapshot | None = None
@@ -270,6 +272,7 @@ class ImpactSimulator:
         if self._budget is not None:
             assert self._speed is not None
             if self._budget.spend(self._speed.speeds(), duration) and self._statics_unmoved() and not self._pushed_by_bullet(touching):
+                self.budget_steps += 1
                 return duration, []
             self._budget = None
         nearby = self.finder.pair_gaps(LOOKAHEAD)
