@@ -15,7 +15,8 @@ semi-implicit Euler moves positions with the step's *end* velocity, exactly so f
 body's base, and to first order in the step for a multibody's links (the Jacobian changes
 along the step); :data:`SAFETY` covers that change, with the larger of the start and end
 speeds.  The gap of two links' points changes by at most the sum of their displacements.
-While every pair's slack exceeds what its two bodies have spent, the evaluation would find
+While every pair's slack exceeds what its two links have spent (for the pairs beyond the
+lookahead, the most any link of the two bodies has spent), the evaluation would find
 the same contact features and no new one, so it is skipped.  Bullet pushing a point out of
 contact (its speculative contacts) is not bounded here: the simulator checks
 ``getContactPoints`` every step (:func:`~.events.pushed_by_bullet`).
@@ -28,7 +29,7 @@ import math
 import numpy as np
 import pybullet as p
 
-from .contacts import SEED_MARGIN, Contact, ContactFinder, Pair, pair_key
+from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Pair, pair_key
 from .frames import inertial_position
 
 #: Factor on the per-step displacement bound (first order for multibody links, see module docstring).
@@ -49,73 +50,123 @@ def link_radii(client: int, body: int) -> list[float]:
 
 
 class SpeedBound:
-    """Largest material-point speed of each moving body [m/s], from one ``getBaseVelocity``
-    and one ``getLinkStates`` call per body and the cached :func:`link_radii`."""
+    """Largest material-point speed of each link of the moving bodies [m/s], from one
+    ``getBaseVelocity`` and one ``getLinkStates`` call per body and the cached :func:`link_radii`."""
 
     def __init__(self, client: int, bodies: list[int]) -> None:
         self.client = client
         self._radii = {body: link_radii(client, body) for body in bodies}
         self._links = {body: list(range(len(radii) - 1)) for body, radii in self._radii.items()}
 
-    def speeds(self) -> dict[int, float]:
-        """Current bound of every body's point speeds."""
+    def speeds(self) -> dict[int, np.ndarray]:
+        """Current bound of the point speeds of each body's links (the base first)."""
         found = {}
         for body, radii in self._radii.items():
             linear, angular = p.getBaseVelocity(body, physicsClientId=self.client)
-            speed = math.hypot(*linear) + math.hypot(*angular) * radii[0]
+            speeds = [math.hypot(*linear) + math.hypot(*angular) * radii[0]]
             if self._links[body]:
                 states = p.getLinkStates(body, self._links[body], computeLinkVelocity=1, physicsClientId=self.client)
-                for state, radius in zip(states, radii[1:], strict=True):
-                    speed = max(speed, math.hypot(*state[6]) + math.hypot(*state[7]) * radius)
-            found[body] = speed
+                speeds += [math.hypot(*state[6]) + math.hypot(*state[7]) * radius for state, radius in zip(states, radii[1:], strict=True)]
+            found[body] = np.array(speeds)
         return found
 
 
 class DistanceBudget:
-    """Slack of each body pair and the displacement each body has spent since (see module docstring).
+    """Slack of each link pair and the displacement each link has spent since (see module docstring).
+
+    Slacks are kept as thresholds on the cumulative spending, so a pair measured again later
+    (:meth:`remeasure`) continues from the same account.
 
     Parameters
     ----------
-    slack : dict
-        ``(body_a, body_b) -> slack [m]`` of every body pair the contact search considers.
+    tolerance : float
+        The contact tolerance [m].
+    touching : dict
+        ``((body, link), (body, link)) -> slack [m]`` of the link pairs in contact.
+    nearby : dict
+        Closest distance [m] of the other link pairs within the lookahead.
+    lookahead : float
+        Distance [m] beyond which the other link pairs are.
+    pairs : list
+        Every body pair ``(body_a, body_b)`` of the contact search.
     speeds : dict
-        Point-speed bound of every moving body when the slack was measured (:class:`SpeedBound`).
+        Point-speed bounds of every moving body's links when the slack was measured (:class:`SpeedBound`).
     """
 
-    def __init__(self, slack: dict[tuple[int, int], float], speeds: dict[int, float]) -> None:
-        self.slack = slack
+    def __init__(
+        self,
+        tolerance: float,
+        touching: dict[Pair, float],
+        nearby: dict[Pair, float],
+        lookahead: float,
+        pairs: list[tuple[int, int]],
+        speeds: dict[int, np.ndarray],
+    ) -> None:
+        self.touching = touching
         self.speeds = speeds
-        self.spent = dict.fromkeys(speeds, 0.0)
+        self.spent = {body: np.zeros_like(value) for body, value in speeds.items()}
+        self._band = tolerance + SEED_MARGIN
+        self._pairs = pairs
+        self._lookahead = lookahead
+        self.nearby: dict[Pair, float] = {}
+        self.bodies: dict[tuple[int, int], float] = {}
+        self.remeasure(nearby)
 
-    def spend(self, speeds: dict[int, float], duration: float) -> bool:
-        """Charge a step of ``duration`` ending at ``speeds``; True while every pair keeps positive slack."""
+    def spend(self, speeds: dict[int, np.ndarray], duration: float) -> None:
+        """Charge a step of ``duration`` ending at ``speeds``."""
         for body, speed in speeds.items():
-            self.spent[body] += SAFETY * max(speed, self.speeds[body]) * duration
+            self.spent[body] += SAFETY * duration * np.maximum(speed, self.speeds[body])
         self.speeds = speeds
-        return all(slack > self.spent.get(a, 0.0) + self.spent.get(b, 0.0) for (a, b), slack in self.slack.items())
+
+    def touching_holds(self) -> bool:
+        """True while no link pair in contact can have changed its contact features."""
+        return all(slack > self._spent(a) + self._spent(b) for (a, b), slack in self.touching.items())
+
+    def others_hold(self) -> bool:
+        """True while no other link pair can have come within the seed band (:data:`~.contacts.SEED_MARGIN`)."""
+        most = self._most()
+        if any(slack <= most.get(a, 0.0) + most.get(b, 0.0) for (a, b), slack in self.bodies.items()):
+            return False
+        return all(slack > self._spent(a) + self._spent(b) for (a, b), slack in self.nearby.items())
+
+    def remeasure(self, nearby: dict[Pair, float]) -> bool:
+        """Measure the link pairs out of contact anew from their closest distances ``nearby``
+        (:meth:`~.contacts.ContactFinder.pair_gaps` within the lookahead); True when all of
+        them are beyond the seed band."""
+        most = self._most()
+        self.nearby = {
+            (a, b): gap - self._band + self._spent(a) + self._spent(b) for (a, b), gap in nearby.items() if (a, b) not in self.touching
+        }
+        self.bodies = {(a, b): self._lookahead - self._band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._pairs}
+        return self.others_hold()
+
+    def _most(self) -> dict[int, float]:
+        return {body: float(spent.max()) for body, spent in self.spent.items()}
+
+    def _spent(self, link: tuple[int, int]) -> float:
+        spent = self.spent.get(link[0])
+        return 0.0 if spent is None else float(spent[link[1] + 1])
 
 
-def pair_slack(finder: ContactFinder, contacts: list[Contact], nearby: dict[Pair, float], lookahead: float) -> dict[tuple[int, int], float]:
-    """Slack [m] of every body pair of ``finder`` (see module docstring) after a full evaluation
-    whose ``contacts`` are all touching; ``nearby`` holds the closest distance of the link pairs
-    within ``lookahead`` (:meth:`~.contacts.ContactFinder.pair_gaps`).
+def budget(
+    finder: ContactFinder, contacts: list[Contact], nearby: dict[Pair, float], lookahead: float, speeds: dict[int, np.ndarray]
+) -> DistanceBudget:
+    """The budget after a full evaluation whose ``contacts`` are all touching (see module
+    docstring); ``nearby`` holds the closest distance of the link pairs within ``lookahead``
+    (:meth:`~.contacts.ContactFinder.pair_gaps`), the others are beyond it.
 
     The pair feature of a link pair in contact through its box corners is taken as covered by
     them: Bullet's manifold points of such a pair sit at those corners (and are merged with them).
     """
     tolerance = finder.tolerance
-    slack = {pair: lookahead - tolerance - SEED_MARGIN for pair in finder.pairs}
-    touching: dict[Pair, list[Contact]] = {}
+    groups: dict[Pair, list[Contact]] = {}
     for contact in contacts:
-        touching.setdefault(pair_key(contact.pair), []).append(contact)
-    for link_pair, gap in nearby.items():
-        if link_pair not in touching:
-            body_pair = (link_pair[0][0], link_pair[1][0])
-            slack[body_pair] = min(slack[body_pair], gap - tolerance - SEED_MARGIN)
-    for link_pair, group in touching.items():
-        features = {contact.feature for contact in group}
-        room = min(tolerance - contact.gap for contact in group)
-        corners = [gap - tolerance for feature, gap in finder.corner_gaps(link_pair).items() if feature not in features]
-        body_pair = (link_pair[0][0], link_pair[1][0])
-        slack[body_pair] = min(slack[body_pair], room, *corners)
-    return slack
+        groups.setdefault(pair_key(contact.pair), []).append(contact)
+    touching = {}
+    for link_pair, group in groups.items():
+        gaps: dict[Feature, float] = {}
+        for contact in group:  # a feature stays in contact while its nearest point does
+            gaps[contact.feature] = min(gaps.get(contact.feature, np.inf), contact.gap)
+        corners = [gap - tolerance for feature, gap in finder.corner_gaps(link_pair).items() if feature not in gaps]
+        touching[link_pair] = min([tolerance - gap for gap in gaps.values()] + corners)
+    return DistanceBudget(tolerance, touching, nearby, lookahead, finder.pairs, speeds)

@@ -167,9 +167,12 @@ class ContactFinder:
     def pair_gaps(self, distance: float, bodies: set[int] | None = None) -> dict[Pair, float]:
         """Minimum gap of every link pair within ``distance``, keyed by :func:`pair_key`."""
         gaps: dict[Pair, float] = {}
-        for contact in self.closest(distance, bodies):
-            key = pair_key(contact.pair)
-            gaps[key] = min(gaps.get(key, np.inf), contact.gap)
+        for body_a, body_b in self.pairs:
+            if bodies is not None and body_a not in bodies and body_b not in bodies:
+                continue
+            for point in p.getClosestPoints(body_a, body_b, distance, physicsClientId=self.client):
+                key = pair_key(((point[1], point[3]), (point[2], point[4])))
+                gaps[key] = min(gaps.get(key, np.inf), float(point[8]))
         return gaps
 
     # ---------------------------------------------------------------- contacts

@@ -40,7 +40,7 @@ from ..laws.checked import CheckedLaw
 from ..problem import ImpactProblem, friction_basis
 from ..validation import positive_int, positive_number
 from .assembly import clusters, combined_restitution, contact_problem
-from .budget import DistanceBudget, SpeedBound, pair_slack
+from .budget import DistanceBudget, SpeedBound, budget
 from .configuration import Configuration
 from .contacts import SEED_MARGIN, Contact, ContactFinder
 from .events import arrivals, localize, pushed_by_bullet
@@ -271,9 +271,11 @@ class ImpactSimulator:
         self._bullet_step(duration)
         if self._budget is not None:
             assert self._speed is not None
-            if self._budget.spend(self._speed.speeds(), duration) and self._statics_unmoved() and not self._pushed_by_bullet(touching):
-                self.budget_steps += 1
-                return duration, []
+            self._budget.spend(self._speed.speeds(), duration)
+            if self._budget.touching_holds() and self._statics_unmoved() and not self._pushed_by_bullet(touching):
+                if self._budget.others_hold() or self._budget.remeasure(self.finder.pair_gaps(LOOKAHEAD)):
+                    self.budget_steps += 1
+                    return duration, []
             self._budget = None
         nearby = self.finder.pair_gaps(LOOKAHEAD)
         self._near = bool(nearby)
@@ -321,7 +323,7 @@ class ImpactSimulator:
         """Measure the slack of the current contact set (every contact touching, see :mod:`.budget`)."""
         if self._speed is None:
             return
-        self._budget = DistanceBudget(pair_slack(self.finder, contacts, nearby, LOOKAHEAD), self._speed.speeds())
+        self._budget = budget(self.finder, contacts, nearby, LOOKAHEAD, self._speed.speeds())
         self._static_poses = {body: self._static_pose(body) for body in self.world.static_bodies}
 
     def _static_pose(self, body: int) -> tuple:
