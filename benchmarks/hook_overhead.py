@@ -134,11 +134,14 @@ def main() -> None:
         )
         event_steps[name] = merged.get("hooked:event", [])
     rocking = [rocking_block_event(seed) for seed in range(max(5, 3 * args.seeds))]
-    print(f"event steps [us], median (min-max): rocking block {_median(rocking):.0f} ({min(rocking):.0f}-{max(rocking):.0f}) over {len(rocking)} releases", end="")
+    line = f"event steps [us], median (min-max): {_spread(rocking)} rocking block releases"
     if event_steps.get("a1"):
-        a1 = event_steps["a1"]
-        print(f"; a1 landing {_median(a1):.0f} ({min(a1):.0f}-{max(a1):.0f}) over {len(a1)} events", end="")
-    print()
+        line += f"; {_spread(event_steps['a1'])} a1 landings"
+    print(line)
+
+
+def _spread(values: list[float]) -> str:
+    return f"{_median(values):.0f} ({min(values):.0f}-{max(values):.0f}) over {len(values)}"
 
 
 if __name__ == "__main__":

@@ -269,14 +269,9 @@ class ImpactSimulator:
         """
         touching = self._touching if self._touching is not None else set()
         self._bullet_step(duration)
-        if self._budget is not None:
-            assert self._speed is not None
-            self._budget.spend(self._speed.speeds(), duration)
-            if self._budget.touching_holds() and self._statics_unmoved() and not self._pushed_by_bullet(touching):
-                if self._budget.others_hold() or self._budget.remeasure(self.finder.pair_gaps(LOOKAHEAD)):
-                    self.budget_steps += 1
-                    return duration, []
-            self._budget = None
+        if self._within_budget(touching, duration):
+            self.budget_steps += 1
+            return duration, []
         nearby = self.finder.pair_gaps(LOOKAHEAD)
         self._near = bool(nearby)
         if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching)):
@@ -318,6 +313,24 @@ class ImpactSimulator:
             self._touching = {contact.feature for contact in self.finder.contacts()}
             return duration, []
         return tau, events
+
+    def _within_budget(self, touching: set, duration: float) -> bool:
+        """Whether the step just taken left the contact set as it was (:mod:`.budget`): the
+        link pairs in contact within their slack, Bullet pushed no point out of contact, and
+        the other link pairs beyond the seed band (by the bound, else measured).  Drops the
+        budget when not."""
+        if self._budget is None or self._speed is None:
+            return False
+        self._budget.spend(self._speed.speeds(), duration)
+        if (
+            self._budget.touching_holds()
+            and self._statics_unmoved()
+            and not self._pushed_by_bullet(touching)
+            and (self._budget.others_hold() or self._budget.remeasure(self.finder.pair_gaps(LOOKAHEAD)))
+        ):
+            return True
+        self._budget = None
+        return False
 
     def _start_budget(self, contacts: list[Contact], nearby: dict) -> None:
         """Measure the slack of the current contact set (every contact touching, see :mod:`.budget`)."""
