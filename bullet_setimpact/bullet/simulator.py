@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -325,7 +326,7 @@ class ImpactSimulator:
         if (
             self._budget.touching_holds()
             and self._statics_unmoved()
-            and not self._pushed_by_bullet(touching)
+            and not self._pushed_by_bullet(touching, self._budget.touching)
             and (self._budget.others_hold() or self._budget.remeasure(self.finder.pair_gaps(LOOKAHEAD)))
         ):
             return True
@@ -362,8 +363,8 @@ class ImpactSimulator:
             p.setPhysicsEngineParameter(fixedTimeStep=duration, physicsClientId=self.client)
             self._current_step = duration
 
-    def _pushed_by_bullet(self, touching: set) -> list[tuple]:
-        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching)
+    def _pushed_by_bullet(self, touching: set, touching_pairs: Collection | None = None) -> list[tuple]:
+        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, touching_pairs)
 
     def _cap(self, remaining: float) -> None:
         self.capped_steps += 1
