@@ -75,18 +75,22 @@ class DistanceBudget:
     """Slack of each link pair and the displacement each link has spent since (see module docstring).
 
     Slacks are kept as thresholds on the cumulative spending, so a pair measured again later
-    (:meth:`remeasure`) continues from the same account.
+    (:meth:`remeasure`) continues from the same account.  A link pair in contact only through
+    its closest point (no box corner in contact: spheres, meshes, capsules) is measured again
+    from its closest distance like the pairs out of contact: its feature stays in contact while
+    that distance is within the tolerance.
 
     Parameters
     ----------
     tolerance : float
         The contact tolerance [m].
     touching : dict
-        ``((body, link), (body, link)) -> slack [m]`` of the link pairs in contact.
-    nearby : dict
-        Closest distance [m] of the other link pairs within the lookahead.
+        ``((body, link), (body, link)) -> slack [m]`` of the box corners of the link pairs in
+        contact (``tol - d`` of those in contact, ``d - tol`` of the others).
+    closest : set
+        The link pairs in contact only through their closest point.
     lookahead : float
-        Distance [m] beyond which the other link pairs are.
+        Distance [m] beyond which the link pairs missing from the measurements are.
     pairs : list
         Every body pair ``(body_a, body_b)`` of the contact search.
     speeds : dict
@@ -97,7 +101,7 @@ class DistanceBudget:
         self,
         tolerance: float,
         touching: dict[Pair, float],
-        nearby: dict[Pair, float],
+        closest: set[Pair],
         lookahead: float,
         pairs: list[tuple[int, int]],
         speeds: dict[int, np.ndarray],
@@ -105,12 +109,12 @@ class DistanceBudget:
         self.touching = touching
         self.speeds = speeds
         self.spent = {body: np.zeros_like(value) for body, value in speeds.items()}
-        self._band = tolerance + SEED_MARGIN
+        self._tolerance = tolerance
+        self._closest = closest
         self._pairs = pairs
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
         self.bodies: dict[tuple[int, int], float] = {}
-        self.remeasure(nearby)
 
     def spend(self, speeds: dict[int, np.ndarray], duration: float) -> None:
         """Charge a step of ``duration`` ending at ``speeds``."""
@@ -119,25 +123,32 @@ class DistanceBudget:
         self.speeds = speeds
 
     def touching_holds(self) -> bool:
-        """True while no link pair in contact can have changed its contact features."""
+        """True while no box corner of a link pair in contact can have entered or left contact."""
         return all(slack > self._spent(a) + self._spent(b) for (a, b), slack in self.touching.items())
 
     def others_hold(self) -> bool:
-        """True while no other link pair can have come within the seed band (:data:`~.contacts.SEED_MARGIN`)."""
+        """True while no link pair out of contact can have come within the seed band
+        (:data:`~.contacts.SEED_MARGIN`) and no closest-point contact can have left the tolerance."""
         most = self._most()
         if any(slack <= most.get(a, 0.0) + most.get(b, 0.0) for (a, b), slack in self.bodies.items()):
             return False
         return all(slack > self._spent(a) + self._spent(b) for (a, b), slack in self.nearby.items())
 
     def remeasure(self, nearby: dict[Pair, float]) -> bool:
-        """Measure the link pairs out of contact anew from their closest distances ``nearby``
-        (:meth:`~.contacts.ContactFinder.pair_gaps` within the lookahead); True when all of
-        them are beyond the seed band."""
+        """Measure the link pairs out of contact and the closest-point contacts anew from the
+        closest distances ``nearby`` (:meth:`~.contacts.ContactFinder.pair_gaps` within the
+        lookahead); True when the former are beyond the seed band and the latter within the
+        tolerance."""
+        if any(nearby.get(pair, np.inf) > self._tolerance for pair in self._closest):
+            return False
+        band = self._tolerance + SEED_MARGIN
         most = self._most()
         self.nearby = {
-            (a, b): gap - self._band + self._spent(a) + self._spent(b) for (a, b), gap in nearby.items() if (a, b) not in self.touching
+            (a, b): (self._tolerance - gap if (a, b) in self._closest else gap - band) + self._spent(a) + self._spent(b)
+            for (a, b), gap in nearby.items()
+            if (a, b) not in self.touching or (a, b) in self._closest
         }
-        self.bodies = {(a, b): self._lookahead - self._band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._pairs}
+        self.bodies = {(a, b): self._lookahead - band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._pairs}
         return self.others_hold()
 
     def _most(self) -> dict[int, float]:
@@ -150,10 +161,11 @@ class DistanceBudget:
 
 def budget(
     finder: ContactFinder, contacts: list[Contact], nearby: dict[Pair, float], lookahead: float, speeds: dict[int, np.ndarray]
-) -> DistanceBudget:
+) -> DistanceBudget | None:
     """The budget after a full evaluation whose ``contacts`` are all touching (see module
-    docstring); ``nearby`` holds the closest distance of the link pairs within ``lookahead``
-    (:meth:`~.contacts.ContactFinder.pair_gaps`), the others are beyond it.
+    docstring), or None when it has no slack; ``nearby`` holds the closest distance of the
+    link pairs within ``lookahead`` (:meth:`~.contacts.ContactFinder.pair_gaps`), the others
+    are beyond it.
 
     The pair feature of a link pair in contact through its box corners is taken as covered by
     them: Bullet's manifold points of such a pair sit at those corners (and are merged with them).
@@ -163,10 +175,16 @@ def budget(
     for contact in contacts:
         groups.setdefault(pair_key(contact.pair), []).append(contact)
     touching = {}
+    closest = set()
     for link_pair, group in groups.items():
         gaps: dict[Feature, float] = {}
         for contact in group:  # a feature stays in contact while its nearest point does
             gaps[contact.feature] = min(gaps.get(contact.feature, np.inf), contact.gap)
         corners = [gap - tolerance for feature, gap in finder.corner_gaps(link_pair).items() if feature not in gaps]
-        touching[link_pair] = min([tolerance - gap for gap in gaps.values()] + corners)
-    return DistanceBudget(tolerance, touching, nearby, lookahead, finder.pairs, speeds)
+        if set(gaps) == {("pair", link_pair)}:
+            closest.add(link_pair)
+            touching[link_pair] = min(corners, default=np.inf)
+        else:
+            touching[link_pair] = min([tolerance - gap for gap in gaps.values()] + corners)
+    result = DistanceBudget(tolerance, touching, closest, lookahead, finder.pairs, speeds)
+    return result if result.touching_holds() and result.remeasure(nearby) else None

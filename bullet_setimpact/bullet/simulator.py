@@ -228,7 +228,7 @@ class ImpactSimulator:
                 if len(events) >= self.max_events_per_step:
                     self._cap(self._dt - done)
                     break
-                tau, new = self._advance(self._dt - done, self.time + done, snapshot)
+                tau, new = self._advance(self._dt - done, self.time + done, snapshot, quiet=not events)
                 done += tau
                 events += new
                 if self._dt - done > 1e-9 * self._dt:  # an event inside the step: the rest starts here
@@ -259,14 +259,18 @@ class ImpactSimulator:
             )
         return snapshot
 
-    def _advance(self, duration: float, start_time: float, snapshot: Snapshot | None) -> tuple[float, list[ImpactEvent]]:
+    def _advance(
+        self, duration: float, start_time: float, snapshot: Snapshot | None, quiet: bool = True
+    ) -> tuple[float, list[ImpactEvent]]:
         """Trial-step ``duration``; on a new impact, roll back, localize it and resolve it.
 
         A point arrives when its feature (a vertex, or a link pair's closest point) was not
         in contact at the start and is now, approaching faster than the threshold; a link
         point out of contact that Bullet pushed (speculative contact) also
         counts.  Returns the time advanced and the events resolved at its end.  When nothing
-        was within :data:`LOOKAHEAD` at the start, no snapshot is taken (free flight).
+        was within :data:`LOOKAHEAD` at the start, no snapshot is taken (free flight).  A
+        ``quiet`` step (no event before it in this step) that finds nothing arriving starts a
+        distance budget (:mod:`.budget`); the rest of a step with events does not pay for one.
         """
         touching = self._touching if self._touching is not None else set()
         self._bullet_step(duration)
@@ -284,7 +288,7 @@ class ImpactSimulator:
         features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
-            if not approaching:
+            if quiet and not approaching:
                 self._start_budget(contacts, nearby)
             return duration, []
         if snapshot is None:  # arrived from beyond the lookahead within one step: resolve here
