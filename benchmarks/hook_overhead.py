@@ -10,10 +10,13 @@ step is classified by what happened in it:
 - ``event``: the hooked step resolved at least one impact (plain Bullet has no such class;
   its ratio is against plain's median contact step).
 
-Printed per world: the medians [us] of each class, hooked / plain ratios, and the ratio of
-the whole loop's wall time.  Targets (issue 11): resting <= 1.5x for the quadrupeds,
-humanoid and arms, <= 3x for single cheap bodies; a whole 2 s drop <= 2x for the quadrupeds
-and humanoid.
+Printed per world: the medians [us] of each class, hooked / plain ratios, the ratio of
+the whole loop's wall time, and the share of hooked steps the distance budget let skip the
+contact evaluation.  Then the wall time of single event steps: the journal's rocking block
+released 1 mm above its impact configuration with its pre-impact velocity, and the a1's
+four-foot landing.  Targets (issue 11): resting <= 1.5x for the quadrupeds, humanoid and
+arms, <= 3x for single cheap bodies; a whole 2 s drop <= 2x for the quadrupeds and
+humanoid; rocking-block event <= 2 ms, a1 landing event <= 5 ms (medians).
 
     python benchmarks/hook_overhead.py               # every world, 3 seeds (drop heights)
     python benchmarks/hook_overhead.py --worlds a1 cube --seeds 1
@@ -26,10 +29,12 @@ import statistics
 import time
 from collections.abc import Callable
 
+import numpy as np
 import pybullet as p
 
-from bullet_setimpact import ImpactSimulator, RouthImpact
+from bullet_setimpact import ImpactSimulator, RouthImpact, planar
 from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, DropWorld, load_drop_world
+from bullet_setimpact.bullet.examples import load_planar_example
 
 TIME_STEP = 1.0 / 240.0
 
@@ -70,7 +75,28 @@ def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int)
     for client in (plain, hooked):
         p.disconnect(client)
     times["plain:total"], times["hooked:total"] = [totals["plain"]], [totals["hooked"]]
+    times["budget"] = [simulator.budget_steps / steps]
     return times
+
+
+def rocking_block_event(seed: int) -> float:
+    """Wall time [us] of the hooked step holding the rocking block's impact, released 1 mm
+    above the journal's impact configuration with its pre-impact velocity."""
+    client = p.connect(p.DIRECT)
+    p.setGravity(0, 0, -9.81, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=TIME_STEP, physicsClientId=client)
+    example = planar.example("rocking_block")
+    load_planar_example(client, "rocking_block", example.configuration + np.array([0.0, 1e-3, 0.0]))
+    simulator = ImpactSimulator(RouthImpact(example.step, example.max_steps), client=client, seed=seed, on_failure="fallback")
+    elapsed = float("nan")
+    for _ in range(24):
+        start = time.perf_counter()
+        events = simulator.step()
+        if events:
+            elapsed = 1e6 * (time.perf_counter() - start)
+            break
+    p.disconnect(client)
+    return elapsed
 
 
 def _median(values: list[float]) -> float:
@@ -87,7 +113,8 @@ def main() -> None:
     steps = round(args.seconds / TIME_STEP)
     heights = [0.02, 0.05, 0.10, 0.15, 0.20][: args.seeds]
     print(f"per-step medians [us] over {len(heights)} drops of {args.seconds:g} s (heights {heights} m), hooked / plain ratios")
-    print(f"{'world':<13} {'free':>17} {'rest':>19} {'event':>17} {'whole drop':>11} {'events':>7}")
+    print(f"{'world':<13} {'free':>17} {'rest':>19} {'event':>17} {'whole drop':>11} {'events':>7} {'skipped':>8}")
+    event_steps: dict[str, list[float]] = {}
     for name, world, ground in chosen:
         runs = [measure(world, ground, height, seed, steps) for seed, height in enumerate(heights)]
         merged: dict[str, list[float]] = {}
@@ -102,8 +129,19 @@ def main() -> None:
         print(
             f"{name:<13} {free[0]:6.0f}/{free[1]:4.0f} {free[0] / free[1]:5.2f}x "
             f"{rest[0]:6.0f}/{rest[1]:5.0f} {rest[0] / rest[1]:5.2f}x "
-            f"{event[0]:6.0f}/{event[1]:4.0f} {event[0] / event[1]:5.1f}x {whole:10.2f}x {len(merged.get('hooked:event', [])):7d}"
+            f"{event[0]:6.0f}/{event[1]:4.0f} {event[0] / event[1]:5.1f}x {whole:10.2f}x {len(merged.get('hooked:event', [])):7d} "
+            f"{100 * statistics.median(merged['budget']):7.0f}%"
         )
+        event_steps[name] = merged.get("hooked:event", [])
+    rocking = [rocking_block_event(seed) for seed in range(max(5, 3 * args.seeds))]
+    line = f"event steps [us], median (min-max): {_spread(rocking)} rocking block releases"
+    if event_steps.get("a1"):
+        line += f"; {_spread(event_steps['a1'])} a1 landings"
+    print(line)
+
+
+def _spread(values: list[float]) -> str:
+    return f"{_median(values):.0f} ({min(values):.0f}-{max(values):.0f}) over {len(values)}"
 
 
 if __name__ == "__main__":

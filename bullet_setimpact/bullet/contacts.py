@@ -167,9 +167,12 @@ class ContactFinder:
     def pair_gaps(self, distance: float, bodies: set[int] | None = None) -> dict[Pair, float]:
         """Minimum gap of every link pair within ``distance``, keyed by :func:`pair_key`."""
         gaps: dict[Pair, float] = {}
-        for contact in self.closest(distance, bodies):
-            key = pair_key(contact.pair)
-            gaps[key] = min(gaps.get(key, np.inf), contact.gap)
+        for body_a, body_b in self.pairs:
+            if bodies is not None and body_a not in bodies and body_b not in bodies:
+                continue
+            for point in p.getClosestPoints(body_a, body_b, distance, physicsClientId=self.client):
+                key = pair_key(((point[1], point[3]), (point[2], point[4])))
+                gaps[key] = min(gaps.get(key, np.inf), float(point[8]))
         return gaps
 
     # ---------------------------------------------------------------- contacts
@@ -244,6 +247,17 @@ class ContactFinder:
                 float(self._vertex_gaps(body_a, link_a, body_b, link_b)[1].min(initial=np.inf)),
                 float(self._vertex_gaps(body_b, link_b, body_a, link_a)[1].min(initial=np.inf)),
             )
+        return gaps
+
+    def corner_gaps(self, pair: Pair) -> dict[Feature, float]:
+        """Gap of every box corner of either link of ``pair`` to the other link (the smallest
+        over the other link's shapes), keyed by vertex feature."""
+        gaps: dict[Feature, float] = {}
+        for (body_v, link_v), (body_s, link_s) in (pair, pair[::-1]):
+            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s)
+            for index, gap in zip(indices.tolist(), values.tolist(), strict=True):
+                feature = ("vertex", body_v, link_v, index, body_s, link_s)
+                gaps[feature] = min(gaps.get(feature, np.inf), gap)
         return gaps
 
     def nearest_feature(self, link_a: tuple[int, int], link_b: tuple[int, int], point_a: np.ndarray, point_b: np.ndarray) -> Feature:

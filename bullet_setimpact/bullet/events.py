@@ -17,7 +17,7 @@ import numpy as np
 import pybullet as p
 from scipy.optimize import brentq
 
-from .contacts import Contact, ContactFinder, Feature, feature_pair, pair_key
+from .contacts import Contact, ContactFinder, Feature, Pair, feature_pair, pair_key
 from .frames import cross, link_velocity
 
 
@@ -42,16 +42,23 @@ def arrivals(client: int, contacts: list[Contact], touching: Collection[Feature]
 
 
 def pushed_by_bullet(
-    client: int, finder: ContactFinder, dynamic: Collection[int], tolerance: float, touching: Collection[Feature]
+    client: int,
+    finder: ContactFinder,
+    dynamic: Collection[int],
+    tolerance: float,
+    touching: Collection[Feature],
+    touching_pairs: Collection[Pair] | None = None,
 ) -> list[Feature]:
     """Features Bullet pushed in the last step while they were out of contact, mapped to the
     nearest box corner of the pair (or to the pair itself): manifold points with a normal
     impulse and a gap beyond the tolerance (Bullet's speculative contacts respond before
     penetration, e.g. a tilted box corner 1 mm above the floor), and any pushed point of a
     link pair that was not touching at all (Bullet stops a wheel or a mesh landing within
-    the step, so after it the point neither penetrates nor approaches)."""
+    the step, so after it the point neither penetrates nor approaches).  ``touching_pairs``:
+    the link pairs of ``touching``, when the caller knows them."""
     pushed: list[Feature] = []
-    touching_pairs = {feature_pair(feature) for feature in touching}
+    if touching_pairs is None:
+        touching_pairs = {feature_pair(feature) for feature in touching}
     for point in p.getContactPoints(physicsClientId=client):
         if point[9] <= 0.0:
             continue

@@ -15,6 +15,11 @@ Each call of :meth:`ImpactSimulator.step` advances one Bullet time step:
    Bullet's job.  More than ``max_events_per_step`` events in one step (chattering, Zeno)
    are reported with an :class:`~bullet_setimpact.errors.EventCapWarning` and Bullet
    finishes that step.
+
+Resting contact costs little more than Bullet's step: after a full contact evaluation that
+found nothing arriving, a :class:`~.budget.DistanceBudget` bounds how far the bodies can
+move before the evaluation could answer differently, and until it is spent only Bullet's
+step, a speed bound and the check for points Bullet pushed out of contact are paid.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +41,7 @@ from ..laws.checked import CheckedLaw
 from ..problem import ImpactProblem, friction_basis
 from ..validation import positive_int, positive_number
 from .assembly import clusters, combined_restitution, contact_problem
+from .budget import DistanceBudget, SpeedBound, budget
 from .configuration import Configuration
 from .contacts import SEED_MARGIN, Contact, ContactFinder
 from .events import arrivals, localize, pushed_by_bullet
@@ -183,11 +190,18 @@ class ImpactSimulator:
         self.time = 0.0
         #: Steps in which the event cap was hit.
         self.capped_steps = 0
+        #: Steps that skipped the contact evaluation within the distance budget (:mod:`.budget`).
+        self.budget_steps = 0
         self._bodies = len(self.world.body_ids)
         self._touching: set | None = None
         self._last: Snapshot | None = None
         self._near = True
         self._dt = self._current_step = 0.0
+        moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]
+        # the budget needs every moving body's speed and the state checks of the tracked ones
+        self._speed = SpeedBound(self.client, moving) if set(moving) <= set(self._dynamic) else None
+        self._budget: DistanceBudget | None = None
+        self._static_poses: dict[int, tuple] = {}
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
@@ -204,6 +218,8 @@ class ImpactSimulator:
         events: list[ImpactEvent] = []
         try:
             snapshot = self._checked_snapshot()
+            if snapshot is None or self._last is None or not snapshot.same_positions(self._last):
+                self._budget = None  # the user moved a body (or nothing was near): measure again
             if snapshot is not None and (self._touching is None or self._last is None or not snapshot.same_velocities(self._last)):
                 # first step, or the user changed velocities: contacts may be colliding now
                 events += self._resolve_and_track(self.time)
@@ -212,7 +228,7 @@ class ImpactSimulator:
                 if len(events) >= self.max_events_per_step:
                     self._cap(self._dt - done)
                     break
-                tau, new = self._advance(self._dt - done, self.time + done, snapshot)
+                tau, new = self._advance(self._dt - done, self.time + done, snapshot, quiet=not events)
                 done += tau
                 events += new
                 if self._dt - done > 1e-9 * self._dt:  # an event inside the step: the rest starts here
@@ -243,17 +259,24 @@ class ImpactSimulator:
             )
         return snapshot
 
-    def _advance(self, duration: float, start_time: float, snapshot: Snapshot | None) -> tuple[float, list[ImpactEvent]]:
+    def _advance(
+        self, duration: float, start_time: float, snapshot: Snapshot | None, quiet: bool = True
+    ) -> tuple[float, list[ImpactEvent]]:
         """Trial-step ``duration``; on a new impact, roll back, localize it and resolve it.
 
         A point arrives when its feature (a vertex, or a link pair's closest point) was not
         in contact at the start and is now, approaching faster than the threshold; a link
         point out of contact that Bullet pushed (speculative contact) also
         counts.  Returns the time advanced and the events resolved at its end.  When nothing
-        was within :data:`LOOKAHEAD` at the start, no snapshot is taken (free flight).
+        was within :data:`LOOKAHEAD` at the start, no snapshot is taken (free flight).  A
+        ``quiet`` step (no event before it in this step) that finds nothing arriving starts a
+        distance budget (:mod:`.budget`); the rest of a step with events does not pay for one.
         """
         touching = self._touching if self._touching is not None else set()
         self._bullet_step(duration)
+        if self._within_budget(touching, duration):
+            self.budget_steps += 1
+            return duration, []
         nearby = self.finder.pair_gaps(LOOKAHEAD)
         self._near = bool(nearby)
         if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching)):
@@ -265,6 +288,8 @@ class ImpactSimulator:
         features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
+            if quiet and not approaching:
+                self._start_budget(contacts, nearby)
             return duration, []
         if snapshot is None:  # arrived from beyond the lookahead within one step: resolve here
             logger.warning(
@@ -294,6 +319,38 @@ class ImpactSimulator:
             return duration, []
         return tau, events
 
+    def _within_budget(self, touching: set, duration: float) -> bool:
+        """Whether the step just taken left the contact set as it was (:mod:`.budget`): the
+        link pairs in contact within their slack, Bullet pushed no point out of contact, and
+        the other link pairs beyond the seed band (by the bound, else measured).  Drops the
+        budget when not."""
+        if self._budget is None or self._speed is None:
+            return False
+        self._budget.spend(self._speed.speeds(), duration)
+        if (
+            self._budget.touching_holds()
+            and self._statics_unmoved()
+            and not self._pushed_by_bullet(touching, self._budget.touching)
+            and (self._budget.others_hold() or self._budget.remeasure(self.finder.pair_gaps(LOOKAHEAD)))
+        ):
+            return True
+        self._budget = None
+        return False
+
+    def _start_budget(self, contacts: list[Contact], nearby: dict) -> None:
+        """Measure the slack of the current contact set (every contact touching, see :mod:`.budget`)."""
+        if self._speed is None:
+            return
+        self._budget = budget(self.finder, contacts, nearby, LOOKAHEAD, self._speed.speeds())
+        self._static_poses = {body: self._static_pose(body) for body in self.world.static_bodies}
+
+    def _static_pose(self, body: int) -> tuple:
+        return p.getBasePositionAndOrientation(body, physicsClientId=self.client)
+
+    def _statics_unmoved(self) -> bool:
+        """Whether no static body was moved (``resetBasePositionAndOrientation``) since the budget."""
+        return all(self._static_pose(body) == pose for body, pose in self._static_poses.items())
+
     def _feature_gaps_at(self, snapshot: Snapshot, tau: float, features: list, far: float) -> float:
         """Smallest gap of ``features`` after simulating ``tau`` from ``snapshot``."""
         snapshot.restore()
@@ -310,8 +367,8 @@ class ImpactSimulator:
             p.setPhysicsEngineParameter(fixedTimeStep=duration, physicsClientId=self.client)
             self._current_step = duration
 
-    def _pushed_by_bullet(self, touching: set) -> list[tuple]:
-        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching)
+    def _pushed_by_bullet(self, touching: set, touching_pairs: Collection | None = None) -> list[tuple]:
+        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, touching_pairs)
 
     def _cap(self, remaining: float) -> None:
         self.capped_steps += 1
@@ -321,12 +378,14 @@ class ImpactSimulator:
             EventCapWarning,
             stacklevel=3,
         )
+        self._budget = None
         self._bullet_step(remaining)
         self._touching = {contact.feature for contact in self.finder.contacts()}
 
     # ------------------------------------------------------------------ events
     def _resolve_and_track(self, time: float) -> list[ImpactEvent]:
         """Resolve the impacts at the current configuration; its contacts become the touching set."""
+        self._budget = None
         contacts = self.finder.contacts()
         self._touching = {contact.feature for contact in contacts}
         return self._resolve_impacts(time, contacts)

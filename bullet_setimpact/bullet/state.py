@@ -71,9 +71,18 @@ class Snapshot:
         for state in self.bodies:
             values = [*state.position, *state.orientation, *state.linear, *state.angular]
             values += [x for group in (*state.joint_positions, *state.joint_velocities) for x in group]
-            if not all(math.isfinite(x) for x in values):
+            # a NaN or inf makes the sum non-finite; only then (or on overflow) look at each value
+            if not math.isfinite(sum(values)) and not all(math.isfinite(x) for x in values):
                 bad.append(state.body)
         return bad
+
+    def same_positions(self, other: Snapshot) -> bool:
+        """Whether ``other`` holds exactly the same positions (nobody reset them in between)."""
+        return all(
+            (mine.body, mine.position, mine.orientation, mine.joint_positions)
+            == (theirs.body, theirs.position, theirs.orientation, theirs.joint_positions)
+            for mine, theirs in zip(self.bodies, other.bodies, strict=True)
+        )
 
     def same_velocities(self, other: Snapshot, tol: float = 0.0) -> bool:
         """Whether ``other`` holds the same velocities (e.g. nobody reset them in between)."""
@@ -83,6 +92,6 @@ class Snapshot:
             pairs = [(mine.linear, theirs.linear), (mine.angular, theirs.angular)]
             pairs += list(zip(mine.joint_velocities, theirs.joint_velocities, strict=True))
             for a, b in pairs:
-                if any(abs(x - y) > tol for x, y in zip(a, b, strict=True)):
+                if a != b and any(abs(x - y) > tol for x, y in zip(a, b, strict=True)):
                     return False
         return True
