@@ -50,6 +50,8 @@ RTOL = 1e-10
 FRICTION_SMOOTHING = 1e-8
 #: Horizon of one impact, in multiples of the slowest contact's loading half-period.
 HORIZON_PERIODS = 400.0
+#: Points recorded per accepted solver step in ``impulse_history``.
+HISTORY_POINTS = 8
 #: Most mode switches before the simulation is declared non-terminating.
 MAX_SWITCHES = 10_000
 
@@ -170,11 +172,12 @@ def compliant_impact(problem: ImpactProblem, v_minus: np.ndarray, stiffness: np.
     y, t = np.concatenate([v0, np.zeros(2 * m)]), 0.0
     history = [y[None, nv + m :]]
     for _ in range(MAX_SWITCHES):
-        sol = solve_ivp(rhs, (t, horizon), y, method="Radau", events=events, rtol=RTOL, atol=RTOL * scale)
+        sol = solve_ivp(rhs, (t, horizon), y, method="Radau", events=events, rtol=RTOL, atol=RTOL * scale, dense_output=True)
         if sol.status < 0:
             raise RuntimeError(f"compliant impact: the ODE solver failed at t={sol.t[-1]:g}: {sol.message}")
         recompressions += np.array([len(times) for times in sol.t_events[m:]])
-        history.append(sol.y[nv + m :, 1:].T)
+        times = np.concatenate([np.linspace(a, b, HISTORY_POINTS + 1)[1:] for a, b in zip(sol.t[:-1], sol.t[1:])])
+        history.append(sol.sol(times)[nv + m :].T)
         if sol.status == 0:
             break
         switched = [i for i in range(m) if len(sol.t_events[i])]
@@ -191,4 +194,6 @@ def compliant_impact(problem: ImpactProblem, v_minus: np.ndarray, stiffness: np.
     v, delta = y[:nv], y[nv : nv + m]
     if np.any(spring_forces(delta, loading, delta_max, k, e) > 0.0) or np.any(problem.Jn @ v < -RTOL * speed):
         raise RuntimeError(f"compliant impact: not over after {HORIZON_PERIODS:g} half-periods (t={horizon:g})")
-    return CompliantImpact(v, y[nv + m :], np.maximum(delta_max, np.where(loading, delta, 0.0)), reloadings, recompressions, np.concatenate(history))
+    return CompliantImpact(
+        v, y[nv + m :], np.maximum(delta_max, np.where(loading, delta, 0.0)), reloadings, recompressions, np.concatenate(history)
+    )
