@@ -72,7 +72,7 @@ def main() -> None:
             members, outcomes, distances, witnessed = validate(name, e, ratios, samples)
             print(f"{name} e={e}: {len(members)} set samples, {time.perf_counter() - start:.1f} s")
             print(f"  {'kA/kB':>9}{'distance/|v-|':>15}  witness")
-            for ratio, distance, used in zip(ratios, distances, witnessed):
+            for ratio, distance, used in zip(ratios, distances, witnessed, strict=True):
                 print(f"  {ratio:>9.1e}{distance:>15.2e}  {'yes' if used else ''}")
             summary.append((name, e, float(distances.max()), float(ratios[distances.argmax()])))
             figure.append((name, e, members, outcomes))
@@ -91,7 +91,7 @@ def draw(panels: list[tuple[str, float, np.ndarray, np.ndarray]], path: str) -> 
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 4))
-    for ax, (name, e, members, outcomes) in zip(axes, panels):
+    for ax, (name, e, members, outcomes) in zip(axes, panels, strict=True):
         problem = planar.example(name).problem
         ax.scatter(*problem.normal_velocities(members).T, s=0.2, color="tab:blue", label="restitution set")
         ax.plot(*problem.normal_velocities(outcomes).T, "r.", label="compliant, kA/kB 1e-5..1e5")

@@ -176,7 +176,7 @@ def compliant_impact(problem: ImpactProblem, v_minus: np.ndarray, stiffness: np.
         if sol.status < 0:
             raise RuntimeError(f"compliant impact: the ODE solver failed at t={sol.t[-1]:g}: {sol.message}")
         recompressions += np.array([len(times) for times in sol.t_events[m:]])
-        times = np.concatenate([np.linspace(a, b, HISTORY_POINTS + 1)[1:] for a, b in zip(sol.t[:-1], sol.t[1:])])
+        times = (sol.t[:-1, None] + np.diff(sol.t)[:, None] * np.arange(1, HISTORY_POINTS + 1) / HISTORY_POINTS).ravel()
         history.append(sol.sol(times)[nv + m :].T)
         if sol.status == 0:
             break
