@@ -127,3 +127,19 @@ def test_the_rocking_block_rebounds_with_a_spread_inside_the_restitution_set(cli
     assert rebound.min() >= problem.normal_velocities(samples).max(axis=1).min() - 0.02 * scale
     low, high = np.quantile(samples[:, 2], [0.25, 0.75])
     assert np.ptp(outcomes_array[:, 2]) >= high - low
+
+
+def test_the_bouncing_ball_scenario_rebounds_at_its_urdf_restitution(client: int) -> None:
+    """``scenarios/bouncing_ball.py``: the ball's restitution 0.8 comes from its URDF's
+    ``<contact><restitution value="0.8"/>`` and the ground's 1.0 from ``changeDynamics``; the
+    combined ``e = 0.8`` reaches the problem, and one contact with nothing sliding gives
+    ``v_z+ = -0.8 v_z-`` (Stronge's coefficient equals Newton's here) at the first impact."""
+    from bullet_setimpact.scenario import build
+
+    scenario = build("bouncing_ball", client, {"duration": 0.5})
+    sim = ImpactSimulator(scenario.law, client, seed=0)
+    while not sim.events:
+        sim.step()
+    event = sim.events[0]
+    np.testing.assert_allclose(event.problem.restitution, 0.8)
+    assert event.v_plus[2] == pytest.approx(-0.8 * event.v_minus[2], rel=1e-9)
