@@ -12,9 +12,11 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 
 from bullet_setimpact import ImpactProblem, RouthImpact, SamplesDroppedWarning, planar
 from bullet_setimpact.compliant import compliant_impact, spring_forces
+from bullet_setimpact.laws.restitution import elastic_step_solver, finished, integrate_elastic
 from bullet_setimpact.set_distance import distance_to_samples, rate_sampled_outcomes, witness_outcome
 
 #: The target of issue 13: compliant outcomes within 0.5 % of ``|v-|`` of the set.
@@ -86,6 +88,76 @@ def test_recompression_runs_up_the_unloading_line_without_loss(ratio: float) -> 
     witness = witness_outcome(LAW, problem, v_minus, outcome.impulse_history, rng=0)
     assert witness is not None
     np.testing.assert_allclose(witness, outcome.velocity, atol=1e-4)
+
+
+def stiff_striker_closed_form(e: float = 0.5) -> tuple[float, np.ndarray]:
+    """The chain's ``v+`` in the limit ``k_A / k_B -> inf`` (unit masses, ``k_B = 1``, ``v- = (-1, 0)``),
+    from the bilinear-spring picture, and B's velocity when A strikes again.
+
+    1. A alone, instantly: Newton's ``e`` for one frictionless contact, ``v = (-(1 - e), -(1 + e)) / 2``;
+       A stored ``E_A = mu u^2 / 2 = 1/4`` (reduced mass ``mu = 1/2``, approach speed 1), returned
+       ``e^2 E_A``, and is left on its unloading line (its dent, ``O(k_A^-1/2)``, is negligible).
+    2. B loads: ``x2 = -(1 + e)/2 sin t`` until ``t = pi / 2``, ``delta_max = (1 + e) / 2``.
+    3. B unloads on the line of stiffness ``1 / e^2`` (angular rate ``1 / e``) about its residual
+       ``r = (1 - e^2) delta_max``: ``delta(s) = r + e^2 delta_max cos(s / e)``; mass 1 drifts at
+       ``v1``, so the gap ``v1 (pi/2 + s) + delta(s)`` closes at the root ``s*`` (before B
+       empties at ``s = e pi / 2``): B is partly unloaded, mass 2 moves at ``v2 = e delta_max sin(s*/e)``.
+    4. A, instantly: the relative kinetic energy ``K = mu (v2 - v1)^2 / 2`` first climbs A's
+       unloading line (``e^2 E_A``, elastic), then loads A past its old maximum: new maximum
+       ``E_A' = E_A + K - e^2 E_A``, returned ``e^2 E_A'``; the centre-of-mass velocity is kept.
+    5. B, driven back into compression by step 4 after partial unloading, climbs its unloading
+       line elastically: its energy there, ``(delta - r)^2 / (2 e^2) + v2^2 / 2``, stays below the
+       line's top ``e^2 delta_max^2 / 2``, so it is all returned and mass 2 leaves at
+       ``sqrt(2 E)``; mass 1 moves away faster, nothing collides again.
+    """
+    mu, v1, v2 = 0.5, -(1.0 - e) / 2.0, -(1.0 + e) / 2.0
+    stored = mu / 2.0
+    top = (1.0 + e) / 2.0
+    residual = (1.0 - e**2) * top
+
+    def delta(s: float) -> float:
+        return float(residual + e**2 * top * np.cos(s / e))
+
+    s_star = brentq(lambda s: v1 * (np.pi / 2.0 + s) + delta(s), 0.0, e * np.pi / 2.0)
+    v2 = e * top * np.sin(s_star / e)
+    kinetic = mu * (v2 - v1) ** 2 / 2.0
+    assert kinetic > e**2 * stored  # A reloads past its maximum
+    new_max = stored + kinetic - e**2 * stored
+    centre, separation = (v1 + v2) / 2.0, np.sqrt(2.0 * e**2 * new_max / mu)
+    v1, v2 = centre + separation / 2.0, centre - separation / 2.0
+    energy = (delta(s_star) - residual) ** 2 / (2.0 * e**2) + v2**2 / 2.0
+    assert energy <= e**2 * top**2 / 2.0 and v1 > np.sqrt(2.0 * energy)  # no B reload, no third strike
+    return float(e * top * np.sin(s_star / e)), np.array([v1, np.sqrt(2.0 * energy)])
+
+
+def test_recompression_closed_form_under_the_law() -> None:
+    """The law's re-compression rules on the chain with the phases of
+    :func:`stiff_striker_closed_form` as caps: A alone (caps ``(1, 0)``) until it has returned
+    its energy; B alone, one step with cap 1 (complementarity stops it at ``Jn_B v = 0``, impulse
+    ``(1 + e)/2``) and one driven step with cap ``v2(s*)`` (B partly unloaded); A alone again;
+    B alone.  Every step's work is exact (the velocity is linear in the impulse), so the law's
+    ``v+`` equals the closed form to rounding (1e-9)."""
+    e = 0.5
+    problem, v_minus = chain(e)
+    partial, expected = stiff_striker_closed_form(e)
+    a_alone, b_alone = np.tile([1.0, 0.0], (10, 1)), np.tile([0.0, 1.0], (10, 1))
+    caps = np.concatenate([a_alone, [[0.0, 1.0], [0.0, partial]], a_alone, b_alone])[None]
+    run = integrate_elastic(problem, elastic_step_solver(problem, batched=False), v_minus[None], caps, np.random.default_rng(0))
+    assert finished(problem, run)[0]
+    np.testing.assert_allclose(run.velocity[0], expected, atol=1e-9)
+
+
+def test_recompression_closed_form_under_compliant_contact() -> None:
+    """The same limit for the compliant model at ``k_A / k_B = 1e6``: the limit is reached with an
+    error ``O(sqrt(k_B / k_A))`` = 1e-3 (B's force, at most ``(1 + e) / 2``, acts during A's
+    collisions, which last ``pi sqrt(mu / k_A)``); 3e-3 allowed.  A re-engages and reloads
+    once, B is driven back into compression once (the counters), and a wrong rule (a fresh
+    inelastic collision for A's second strike gives ``v1+ = 0.218``) is far outside."""
+    problem, v_minus = chain(0.5)
+    outcome = compliant_impact(problem, v_minus, np.array([1e6, 1.0]))
+    np.testing.assert_allclose(outcome.velocity, stiff_striker_closed_form(0.5)[1], atol=3e-3)
+    assert outcome.reloadings.tolist() == [1, 0]
+    assert outcome.recompressions.tolist() == [1, 1]
 
 
 def compliant_distances(name: str, e: float, ratios: np.ndarray, samples: int) -> np.ndarray:
