@@ -72,6 +72,26 @@ def witness_outcome(
     return run.velocity[0] if finished(problem, run)[0] else None
 
 
+def distance_to_set(
+    law: RouthImpact,
+    problem: ImpactProblem,
+    v_minus: np.ndarray,
+    velocity: np.ndarray,
+    impulse_history: np.ndarray,
+    members: np.ndarray,
+    witness_above: float,
+) -> float:
+    """An upper bound on the distance from ``velocity`` (reached with ``impulse_history``, e.g. by
+    :func:`bullet_setimpact.compliant.compliant_impact`) to the set: the nearest of ``members``,
+    and where that exceeds ``witness_above`` the smaller of it and the witness's distance."""
+    distance = float(distance_to_samples(velocity, members)[0])
+    if distance > witness_above:
+        witness = witness_outcome(law, problem, v_minus, impulse_history, rng=0)
+        if witness is not None:
+            distance = min(distance, float(np.linalg.norm(witness - velocity)))
+    return distance
+
+
 def distance_to_samples(velocities: np.ndarray, samples: np.ndarray) -> np.ndarray:
     """Euclidean distance from each of ``velocities`` ``(n, nv)`` to the nearest of ``samples``
     ``(S, nv)``: an upper bound on the distance to the set they sample (module docstring)."""
