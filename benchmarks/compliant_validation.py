@@ -52,7 +52,7 @@ def validate(
         compliant = compliant_impact(problem, example.v_minus, np.array([ratio, 1.0]))
         nearest = float(distance_to_samples(compliant.velocity, members)[0])
         bound = distance_to_set(
-            LAW, problem, example.v_minus, compliant.velocity, compliant.impulse_history, members, WITNESS_ABOVE * speed
+            LAW, problem, example.v_minus, compliant.velocity, compliant.impulse_history, members, witness_above * speed
         )
         outcomes.append(compliant.velocity)
         distances.append(bound / speed)

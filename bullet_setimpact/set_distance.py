@@ -60,11 +60,12 @@ def witness_outcome(
     law: RouthImpact, problem: ImpactProblem, v_minus: np.ndarray, impulse_history: np.ndarray, rng: RandomLike = None
 ) -> np.ndarray | None:
     """The outcome of Algorithm 1 with caps ``diff(impulse_history)`` (split so none exceeds
-    ``h``) followed by ``law.max_steps`` uniform ones; None if it has not terminated then."""
+    ``h``; rounding-level negative increments of an interpolated history set to 0) followed
+    by ``law.max_steps`` uniform ones; None if it has not terminated then."""
     generator = as_generator(rng)
     v = problem.validate_velocity(v_minus)
     h = law.step_size(problem, v)
-    increments = np.diff(np.asarray(impulse_history, dtype=float), axis=0)
+    increments = np.maximum(np.diff(np.asarray(impulse_history, dtype=float), axis=0), 0.0)
     pieces = np.maximum(np.ceil(increments.max(axis=1) / h), 1).astype(int)
     guided = np.repeat(increments / pieces[:, None], pieces, axis=0)
     caps = np.concatenate([guided, h * generator.random((law.max_steps, problem.contacts))])[None]
