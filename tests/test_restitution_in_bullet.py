@@ -11,7 +11,16 @@ import pybullet as p
 import pybullet_data
 import pytest
 
-from bullet_setimpact import AnitescuPotraImpact, ImpactSimulator, RestitutionIgnoredWarning, RouthImpact, data_path
+from bullet_setimpact import (
+    AnitescuPotraImpact,
+    ImpactSimulator,
+    RestitutionIgnoredWarning,
+    RouthImpact,
+    SamplesDroppedWarning,
+    data_path,
+    planar,
+)
+from bullet_setimpact.bullet.examples import load_planar_example
 
 #: Time step of the bounce tests [s] (see the docstring of the apex test for the error bound).
 DT = 1e-3
@@ -74,3 +83,63 @@ def test_zero_restitution_builds_the_inelastic_problem(client: int) -> None:
     sim, _ = bounce(client, 0.0, 1.0, RouthImpact("auto", 50))
     assert not sim.events[0].problem.elastic
     assert sim.events[0].v_plus[2] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_rocking_block_rebounds_with_a_spread_inside_the_restitution_set(client: int) -> None:
+    """The planar rocking block (``urdf/rocking_block_planar.urdf``) with ``restitution 0.5`` on
+    the block and 1.0 on the ground (combined 0.5) dropped flat from 1 cm: under
+    ``RouthImpact("auto", 200)`` each seed's first impact is one member of the restitution
+    outcome set of the problem the hook built, with ``e = 0.5`` at both corners.
+
+    Checks: the problem carries ``e = 0.5``; every seed's ``v+`` lies within 2 % of ``|v-|`` of
+    ``outcome_set`` of the closed-form problem (``planar.rocking_block`` with ``e = 0.5`` at
+    the event's ``v-``; the 2 % covers Bullet's slightly tilted contact geometry and sampling,
+    as in ``test_bullet_simulator``'s inelastic twin); the block rebounds (its fastest corner
+    separates at least as fast as in the slowest-rebounding member of the set, less the same
+    2 %; an inelastic outcome would fail this); and the seeds
+    spread: 40 i.i.d. draws all miss the set's lower (upper) quarter of ``theta_dot`` with
+    probability ``0.75^40 < 1e-5``, so their range covers the set's interquartile range."""
+    outcomes, reference = [], None
+    for seed in range(40):
+        p.resetSimulation(physicsClientId=client)
+        p.setGravity(0, 0, -9.81, physicsClientId=client)
+        p.setTimeStep(1e-4, physicsClientId=client)
+        world = load_planar_example(client, "rocking_block", configuration=np.array([0.0, 1.01, 0.0]), velocity=np.zeros(3))
+        p.changeDynamics(world.bodies[0], 2, restitution=0.5, physicsClientId=client)
+        p.changeDynamics(world.ground, -1, restitution=1.0, physicsClientId=client)
+        sim = ImpactSimulator(RouthImpact("auto", 200), client, seed=seed)
+        while not sim.events:
+            sim.step()
+        event = sim.events[0]
+        np.testing.assert_allclose(event.problem.restitution, 0.5)
+        outcomes.append(event.v_plus)
+        reference = event if reference is None else reference
+    assert reference is not None
+    problem = planar.rocking_block().problem.with_restitution(0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplesDroppedWarning)
+        samples = RouthImpact("auto", 200).outcome_set(problem, reference.v_minus, 2**14, rng=1)
+    scale = np.linalg.norm(reference.v_minus)
+    outcomes_array = np.array(outcomes)
+    distances = np.min(np.linalg.norm(samples[None] - outcomes_array[:, None], axis=2), axis=1)
+    assert distances.max() <= 0.02 * scale, distances
+    rebound = problem.normal_velocities(outcomes_array).max(axis=1)
+    assert rebound.min() >= problem.normal_velocities(samples).max(axis=1).min() - 0.02 * scale
+    low, high = np.quantile(samples[:, 2], [0.25, 0.75])
+    assert np.ptp(outcomes_array[:, 2]) >= high - low
+
+
+def test_the_bouncing_ball_scenario_rebounds_at_its_urdf_restitution(client: int) -> None:
+    """``scenarios/bouncing_ball.py``: the ball's restitution 0.8 comes from its URDF's
+    ``<contact><restitution value="0.8"/>`` and the ground's 1.0 from ``changeDynamics``; the
+    combined ``e = 0.8`` reaches the problem, and one contact with nothing sliding gives
+    ``v_z+ = -0.8 v_z-`` (Stronge's coefficient equals Newton's here) at the first impact."""
+    from bullet_setimpact.scenario import build
+
+    scenario = build("bouncing_ball", client, {"duration": 0.5})
+    sim = ImpactSimulator(scenario.law, client, seed=0)
+    while not sim.events:
+        sim.step()
+    event = sim.events[0]
+    np.testing.assert_allclose(event.problem.restitution, 0.8)
+    assert event.v_plus[2] == pytest.approx(-0.8 * event.v_minus[2], rel=1e-9)

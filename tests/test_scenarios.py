@@ -33,6 +33,7 @@ SCENARIOS = (
     "humanoid_footfall",
     "zeno_block",
     "urdf_drop",
+    "bouncing_ball",
 )
 
 
