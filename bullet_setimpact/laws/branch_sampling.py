@@ -26,8 +26,12 @@ BoundsMap = Callable[[np.ndarray], np.ndarray]
 
 #: Samples per batched step of Algorithm 1 that always go to Lemke, to discover new LCP solutions.
 EXPLORE_PER_STEP = 4
-#: Cached bases tested together (one stacked product) when the most-hit ones all fail a sample.
-REST_BLOCK = 8
+#: Cached bases screened together (one stacked product) when the most-hit ones all fail a sample.
+REST_BLOCK = 64
+#: Rows of each cached basis's ``response`` tested first (a necessary condition of feasibility).
+SCREEN_ROWS = 4
+#: Parameter columns on which a basis's screening rows are chosen (those most often negative).
+SCREEN_PROBES = 128
 
 
 def random_lemke(
@@ -157,6 +161,26 @@ class _CachedBasis:
     basis: np.ndarray  # (n,) bool
     response: np.ndarray  # (n, p): basic values x = response @ u
     hits: int = 0
+    screen: np.ndarray | None = None  # (SCREEN_ROWS,) rows of response screening infeasible u
+
+
+def _choose_screens(entries: list[_CachedBasis], columns: np.ndarray, scale: np.ndarray) -> None:
+    """Give each entry without one the :data:`SCREEN_ROWS` rows of its ``response`` that are most often below
+    ``-scale`` on the first :data:`SCREEN_PROBES` ``columns`` (greedily: each row counts the
+    columns the rows before it let pass).  Any rows are correct; these make the screen selective."""
+    new = [entry for entry in entries if entry.screen is None]
+    if not new:
+        return
+    probes = columns[:, :SCREEN_PROBES]
+    violated = _basic_values(new, probes, new[0].response.shape[0]) < -scale[:SCREEN_PROBES]
+    passing = np.ones((len(new), probes.shape[1]), dtype=bool)
+    rows = np.empty((len(new), SCREEN_ROWS), dtype=int)
+    every = np.arange(len(new))
+    for k in range(SCREEN_ROWS):
+        rows[:, k] = (violated & passing[:, None, :]).sum(axis=2).argmax(axis=1)
+        passing &= ~violated[every, rows[:, k]]
+    for entry, chosen in zip(new, rows, strict=True):
+        entry.screen = chosen
 
 
 @dataclass
@@ -234,14 +258,9 @@ class BatchedLCPSolver:
                 keys[index] = np.where(feasible, rng.random(samples), -1.0)
         choice = keys.argmax(axis=0) if top else np.full(samples, -1)
         choice[~feasible_top.any(axis=0)] = -1
-        for begin in range(self.candidates, len(self._cache), REST_BLOCK):
-            pending = np.flatnonzero(choice < 0)
-            if pending.size == 0:
-                break
-            block = self._cache[begin : begin + REST_BLOCK]
-            feasible_rest = _basic_values(block, columns[:, pending], self.W.shape[0]).min(axis=1) >= -scale[pending]
-            found = feasible_rest.any(axis=0)
-            choice[pending[found]] = begin + feasible_rest.argmax(axis=0)[found]
+        pending = np.flatnonzero(choice < 0)
+        if pending.size and len(self._cache) > self.candidates:
+            choice[pending] = self._first_feasible(self.candidates, columns[:, pending], scale[pending])
         self.stats.cache_hits += int((choice >= 0).sum())
 
         explored = rng.choice(samples, size=min(explore, samples), replace=False) if explore else np.empty(0, int)
@@ -275,6 +294,39 @@ class BatchedLCPSolver:
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}
         self.stats.bases = len(self._cache)
         return np.maximum(z, 0.0, out=z)
+
+    def _first_feasible(self, first: int, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """For each column ``u``, the first cache index from ``first`` on whose basis is feasible
+        (all basic values ``>= -scale``), or -1.
+
+        Exact, and cheaper than testing every basis in full: blocks of :data:`REST_BLOCK` bases
+        are first screened on their :data:`SCREEN_ROWS` screening rows (a failed row proves a
+        basis infeasible); only each column's first passing basis is then tested in full, and
+        if it fails, its next passing one.
+        """
+        rest = self._cache[first:]
+        _choose_screens(rest, columns, scale)
+        responses = np.stack([entry.response for entry in rest])
+        screens = np.concatenate([entry.response[entry.screen] for entry in rest]).reshape(len(rest), SCREEN_ROWS, -1)
+        found = np.full(columns.shape[1], -1)
+        todo = np.arange(columns.shape[1])
+        for begin in range(0, len(rest), REST_BLOCK):
+            if todo.size == 0:
+                break
+            block = screens[begin : begin + REST_BLOCK]
+            local, bound = columns[:, todo], -scale[todo]
+            passes = (block.reshape(-1, block.shape[2]) @ local).reshape(len(block), SCREEN_ROWS, todo.size).min(axis=1) >= bound
+            live = np.flatnonzero(passes.any(axis=0))
+            while live.size:
+                candidate = passes[:, live].argmax(axis=0)
+                values = (responses[begin + candidate] @ local.T[live, :, None])[..., 0]
+                feasible = values.min(axis=1) >= bound[live]
+                found[todo[live[feasible]]] = first + begin + candidate[feasible]
+                passes[candidate[~feasible], live[~feasible]] = False
+                live = live[~feasible]
+                live = live[passes[:, live].any(axis=0)]
+            todo = todo[found[todo] < 0]
+        return found
 
     def _explore(self, sample: np.ndarray, allowed: np.ndarray, scale: float, rng: np.random.Generator) -> int | np.ndarray:
         """Lemke on the sample itself and on a sparsified copy; returns a feasible one of the two at random.
