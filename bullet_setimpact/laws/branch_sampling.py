@@ -284,8 +284,11 @@ class BatchedLCPSolver:
         z = np.zeros((samples, self.W.shape[0]))
         for i, solution in direct.items():
             z[i] = solution
-        for index in np.unique(choice[choice >= 0]):
-            chosen = np.flatnonzero(choice == index)
+        order = np.argsort(choice, kind="stable")  # each basis's samples in increasing order
+        bases, starts = np.unique(choice[order], return_index=True)
+        for index, chosen in zip(bases, np.split(order, starts[1:]), strict=True):
+            if index < 0:
+                continue
             entry = self._cache[index]
             entry.hits += chosen.size
             z[chosen] = np.where(entry.basis, (entry.response @ columns[:, chosen]).T, 0.0)
