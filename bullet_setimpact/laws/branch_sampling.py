@@ -26,12 +26,10 @@ BoundsMap = Callable[[np.ndarray], np.ndarray]
 
 #: Samples per batched step of Algorithm 1 that always go to Lemke, to discover new LCP solutions.
 EXPLORE_PER_STEP = 4
-#: Cached bases screened together (one stacked product) when the most-hit ones all fail a sample.
-REST_BLOCK = 64
-#: Rows of each cached basis's ``response`` tested first (a necessary condition of feasibility).
-SCREEN_ROWS = 4
-#: Parameter columns on which a basis's screening rows are chosen (those most often negative).
-SCREEN_PROBES = 128
+#: Parameter columns per stacked product of :func:`_feasibility`.
+COLUMN_BLOCK = 1024
+#: Cached bases tested together (one stacked product per column block) when the most-hit ones all fail a sample.
+REST_BLOCK = 8
 
 
 def random_lemke(
@@ -148,12 +146,22 @@ class LemkeSolver:
 UNCACHED = -2
 
 
-def _basic_values(entries: list[_CachedBasis], columns: np.ndarray, n: int) -> np.ndarray:
-    """``values[k, :, s]``: the ``n`` basic values ``x`` of basis ``entries[k]`` for parameter column
-    ``s`` (one stacked product for all the bases; shape ``(len(entries), n, S)``)."""
-    if not entries:
-        return np.zeros((0, n, columns.shape[1]))
-    return (np.concatenate([entry.response for entry in entries]) @ columns).reshape(len(entries), n, columns.shape[1])
+def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``feasible[k, s]``: every basic value ``responses[k] @ columns[:, s]`` is ``>= -scale[s]``
+    (``responses`` of shape ``(K, n, p)``, ``columns`` ``(p, S)``; returns shape ``(K, S)``).
+
+    One stacked product per :data:`COLUMN_BLOCK` columns, so the ``K n`` values per column
+    stay in cache instead of going through memory."""
+    count, n, p = responses.shape
+    stacked = responses.reshape(count * n, p)
+    feasible = np.empty((count, columns.shape[1]), dtype=bool)
+    if count == 0:
+        return feasible
+    for begin in range(0, columns.shape[1], COLUMN_BLOCK):
+        block = slice(begin, begin + COLUMN_BLOCK)
+        values = (stacked @ columns[:, block]).reshape(count, n, -1)
+        np.greater_equal(values.min(axis=1), -scale[block], out=feasible[:, block])
+    return feasible
 
 
 @dataclass
@@ -161,26 +169,6 @@ class _CachedBasis:
     basis: np.ndarray  # (n,) bool
     response: np.ndarray  # (n, p): basic values x = response @ u
     hits: int = 0
-    screen: np.ndarray | None = None  # (SCREEN_ROWS,) rows of response screening infeasible u
-
-
-def _choose_screens(entries: list[_CachedBasis], columns: np.ndarray, scale: np.ndarray) -> None:
-    """Give each entry without one the :data:`SCREEN_ROWS` rows of its ``response`` that are most often below
-    ``-scale`` on the first :data:`SCREEN_PROBES` ``columns`` (greedily: each row counts the
-    columns the rows before it let pass).  Any rows are correct; these make the screen selective."""
-    new = [entry for entry in entries if entry.screen is None]
-    if not new:
-        return
-    probes = columns[:, :SCREEN_PROBES]
-    violated = _basic_values(new, probes, new[0].response.shape[0]) < -scale[:SCREEN_PROBES]
-    passing = np.ones((len(new), probes.shape[1]), dtype=bool)
-    rows = np.empty((len(new), SCREEN_ROWS), dtype=int)
-    every = np.arange(len(new))
-    for k in range(SCREEN_ROWS):
-        rows[:, k] = (violated & passing[:, None, :]).sum(axis=2).argmax(axis=1)
-        passing &= ~violated[every, rows[:, k]]
-    for entry, chosen in zip(new, rows, strict=True):
-        entry.screen = chosen
 
 
 @dataclass
@@ -250,8 +238,7 @@ class BatchedLCPSolver:
         columns = np.ascontiguousarray(u.T)
         scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns).max(axis=0))
         top = self._cache[: self.candidates]
-        values = _basic_values(top, columns, self.W.shape[0])
-        feasible_top = values.min(axis=1) >= -scale
+        feasible_top = _feasibility(np.array([entry.response for entry in top]).reshape(len(top), *self.rhs_map.shape), columns, scale)
         keys = np.full((len(top), samples), -1.0)
         for index, feasible in enumerate(feasible_top):
             if feasible.any():
@@ -300,35 +287,18 @@ class BatchedLCPSolver:
 
     def _first_feasible(self, first: int, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
         """For each column ``u``, the first cache index from ``first`` on whose basis is feasible
-        (all basic values ``>= -scale``), or -1.
-
-        Exact, and cheaper than testing every basis in full: blocks of :data:`REST_BLOCK` bases
-        are first screened on their :data:`SCREEN_ROWS` screening rows (a failed row proves a
-        basis infeasible); only each column's first passing basis is then tested in full, and
-        if it fails, its next passing one.
-        """
-        rest = self._cache[first:]
-        _choose_screens(rest, columns, scale)
-        responses = np.stack([entry.response for entry in rest])
-        screens = np.concatenate([entry.response[entry.screen] for entry in rest]).reshape(len(rest), SCREEN_ROWS, -1)
+        (all basic values ``>= -scale``), or -1; :data:`REST_BLOCK` bases at a time, each block
+        only on the columns the blocks before it left without one."""
         found = np.full(columns.shape[1], -1)
         todo = np.arange(columns.shape[1])
-        for begin in range(0, len(rest), REST_BLOCK):
+        for begin in range(first, len(self._cache), REST_BLOCK):
             if todo.size == 0:
                 break
-            block = screens[begin : begin + REST_BLOCK]
-            local, bound = columns[:, todo], -scale[todo]
-            passes = (block.reshape(-1, block.shape[2]) @ local).reshape(len(block), SCREEN_ROWS, todo.size).min(axis=1) >= bound
-            live = np.flatnonzero(passes.any(axis=0))
-            while live.size:
-                candidate = passes[:, live].argmax(axis=0)
-                values = (responses[begin + candidate] @ local.T[live, :, None])[..., 0]
-                feasible = values.min(axis=1) >= bound[live]
-                found[todo[live[feasible]]] = first + begin + candidate[feasible]
-                passes[candidate[~feasible], live[~feasible]] = False
-                live = live[~feasible]
-                live = live[passes[:, live].any(axis=0)]
-            todo = todo[found[todo] < 0]
+            block = np.array([entry.response for entry in self._cache[begin : begin + REST_BLOCK]])
+            feasible = _feasibility(block, columns[:, todo], scale[todo])
+            hit = feasible.any(axis=0)
+            found[todo[hit]] = begin + feasible.argmax(axis=0)[hit]
+            todo = todo[~hit]
         return found
 
     def _explore(self, sample: np.ndarray, allowed: np.ndarray, scale: float, rng: np.random.Generator) -> int | np.ndarray:
