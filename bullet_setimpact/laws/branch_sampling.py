@@ -239,12 +239,15 @@ class BatchedLCPSolver:
         scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns).max(axis=0))
         top = self._cache[: self.candidates]
         feasible_top = _feasibility(np.array([entry.response for entry in top]).reshape(len(top), *self.rhs_map.shape), columns, scale)
-        keys = np.full((len(top), samples), -1.0)
+        # Uniform among the feasible candidates: the largest of one uniform key per feasible basis
+        # (the first on a tie); a basis feasible for no sample draws no keys.
+        choice = np.full(samples, -1)
+        best = np.full(samples, -1.0)
         for index, feasible in enumerate(feasible_top):
             if feasible.any():
-                keys[index] = np.where(feasible, rng.random(samples), -1.0)
-        choice = keys.argmax(axis=0) if top else np.full(samples, -1)
-        choice[~feasible_top.any(axis=0)] = -1
+                keys = np.where(feasible, rng.random(samples), -1.0)
+                larger = keys > best
+                choice[larger], best[larger] = index, keys[larger]
         pending = np.flatnonzero(choice < 0)
         if pending.size and len(self._cache) > self.candidates:
             choice[pending] = self._first_feasible(self.candidates, columns[:, pending], scale[pending])

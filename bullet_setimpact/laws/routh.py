@@ -61,6 +61,12 @@ def step_solver(problem: ImpactProblem, batched: bool = True) -> BatchedLCPSolve
     )
 
 
+def active_rows(mask: np.ndarray) -> np.ndarray | slice:
+    """The rows where ``mask`` holds: a full slice when it holds everywhere (cheaper to index
+    than the equivalent ``arange``), else their indices."""
+    return slice(None) if mask.all() else np.flatnonzero(mask)
+
+
 def integrate(
     problem: ImpactProblem,
     solver: BatchedLCPSolver | LemkeSolver,
@@ -79,9 +85,10 @@ def integrate(
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0]))
     path = [velocity.copy()] if record_path else []
     for step in range(caps.shape[1]):
-        active = np.flatnonzero(problem.colliding(velocity))
-        if active.size == 0:
+        colliding = problem.colliding(velocity)
+        if not colliding.any():
             break
+        active = active_rows(colliding)
         resting = problem.normal_velocities(velocity[active]) >= -COLLISION_TOL
         z = solver.solve(np.hstack([caps[active, step], velocity[active]]), rng, EXPLORE_PER_STEP, switchable=resting)
         increment = z[:, m : m + problem.Jbar.shape[0]]
