@@ -74,23 +74,25 @@ def integrate(
     caps: np.ndarray,
     rng: np.random.Generator,
     record_path: bool = False,
+    cap_scale: float = 1.0,
 ) -> Trajectories:
     """Algorithm 1 for a batch: step the LCP (eq. 75) while colliding, up to ``caps.shape[1]`` steps.
 
-    ``caps`` has shape ``(S, N, m)``: the normal-impulse caps of every step of every sample.
+    ``cap_scale * caps`` (``caps`` of shape ``(S, N, m)``) are the normal-impulse caps of every
+    step of every sample, scaled step by step for the samples still active only.
     """
     m = problem.contacts
     velocity = velocity.copy()
     steps = np.zeros(len(velocity), dtype=int)
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0]))
     path = [velocity.copy()] if record_path else []
-    for step in range(caps.shape[1]):
+    for index in range(caps.shape[1]):
         colliding = problem.colliding(velocity)
         if not colliding.any():
             break
         active = active_rows(colliding)
         resting = problem.normal_velocities(velocity[active]) >= -COLLISION_TOL
-        z = solver.solve(np.hstack([caps[active, step], velocity[active]]), rng, EXPLORE_PER_STEP, switchable=resting)
+        z = solver.solve(np.hstack([cap_scale * caps[active, index], velocity[active]]), rng, EXPLORE_PER_STEP, switchable=resting)
         increment = z[:, m : m + problem.Jbar.shape[0]]
         velocity[active] += problem.impulse_velocity_change(increment)
         impulse[active] += increment
@@ -356,6 +358,7 @@ class RouthImpact(ImpactLaw):
         final_cap = final_step_cap(problem, eps)
         solver = elastic_step_solver(problem) if problem.elastic else step_solver(problem)
 
+        buffer = np.empty((min(CHUNK_SIZE, samples), m * horizon))
         kept: list[np.ndarray] = []
         terminated_early = 0
         lcp_solves = 0
@@ -365,17 +368,17 @@ class RouthImpact(ImpactLaw):
                 with warnings.catch_warnings():
                     warnings.filterwarnings("ignore", message=".*balance properties of Sobol.*")
                     unit = sobol.random(count)
-            else:
-                unit = generator.random((count, m * horizon))
-            caps = step * unit.reshape(count, horizon, m)
+            else:  # one buffer for every chunk: fresh pages for m N doubles a sample cost more than the draws
+                unit = generator.random(out=buffer[:count])
+            caps = unit.reshape(count, horizon, m)
             if problem.elastic:
-                elastic = integrate_elastic(problem, solver, np.tile(v, (count, 1)), caps, generator)
+                elastic = integrate_elastic(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step)
                 lcp_solves += int(elastic.steps.sum())
                 done = finished(problem, elastic)
                 terminated_early += int(done.sum())
                 kept.append(elastic.velocity[done])
                 continue
-            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator)
+            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity
             colliding = problem.colliding(velocity)
