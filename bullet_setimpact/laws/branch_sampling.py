@@ -30,6 +30,8 @@ EXPLORE_PER_STEP = 4
 COLUMN_BLOCK = 1024
 #: Cached bases tested together (one stacked product per column block) when the most-hit ones all fail a sample.
 REST_BLOCK = 8
+#: Basic values computed per block of the rest of the cache once few samples are left.
+REST_VALUES = 2**18
 
 
 def random_lemke(
@@ -290,18 +292,21 @@ class BatchedLCPSolver:
 
     def _first_feasible(self, first: int, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
         """For each column ``u``, the first cache index from ``first`` on whose basis is feasible
-        (all basic values ``>= -scale``), or -1; :data:`REST_BLOCK` bases at a time, each block
-        only on the columns the blocks before it left without one."""
+        (all basic values ``>= -scale``), or -1.
+
+        Blocks of bases are tested in cache order, each only on the columns the blocks before it
+        left without one; a block holds at least :data:`REST_BLOCK` bases and grows as the columns
+        run out, to about :data:`REST_VALUES` values per block."""
+        responses = np.array([entry.response for entry in self._cache[first:]])
         found = np.full(columns.shape[1], -1)
         todo = np.arange(columns.shape[1])
-        for begin in range(first, len(self._cache), REST_BLOCK):
-            if todo.size == 0:
-                break
-            block = np.array([entry.response for entry in self._cache[begin : begin + REST_BLOCK]])
-            feasible = _feasibility(block, columns[:, todo], scale[todo])
+        begin = 0
+        while todo.size and begin < len(responses):
+            end = begin + max(REST_BLOCK, REST_VALUES // (responses.shape[1] * todo.size))
+            feasible = _feasibility(responses[begin:end], columns[:, todo], scale[todo])
             hit = feasible.any(axis=0)
-            found[todo[hit]] = begin + feasible.argmax(axis=0)[hit]
-            todo = todo[~hit]
+            found[todo[hit]] = first + begin + feasible.argmax(axis=0)[hit]
+            todo, begin = todo[~hit], end
         return found
 
     def _explore(self, sample: np.ndarray, allowed: np.ndarray, scale: float, rng: np.random.Generator) -> int | np.ndarray:
