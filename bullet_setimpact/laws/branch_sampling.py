@@ -32,6 +32,13 @@ COLUMN_BLOCK = 1024
 REST_BLOCK = 8
 #: Basic values computed per block of the rest of the cache once few samples are left.
 REST_VALUES = 2**18
+#: Rows of a cached basis's ``response`` that screen samples before its full test (any rows are
+#: correct: a negative one proves infeasibility; they are chosen to be often negative).
+SCREEN_ROWS = 3
+#: Samples on which a basis's screening rows are chosen.
+SCREEN_PROBES = 128
+#: Fewest samples a block of the rest of the cache is screened on (below, testing in full is cheaper).
+SCREEN_MIN_SAMPLES = 1024
 
 
 def random_lemke(
@@ -171,6 +178,37 @@ class _CachedBasis:
     basis: np.ndarray  # (n,) bool
     response: np.ndarray  # (n, p): basic values x = response @ u
     hits: int = 0
+    screen: np.ndarray | None = None  # (SCREEN_ROWS,) rows of response tested first (see _first_feasible)
+
+
+def _screened_feasibility(responses: np.ndarray, screens: np.ndarray, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """:func:`_feasibility`, computing first only the ``screens`` rows (shape ``(K, r)``) of each basis
+    and the full ``responses[k] @ columns`` only on the columns those rows pass.  Each basic value
+    comes from the same product as in :func:`_feasibility` (row by row), so the answer is the same."""
+    feasible = _feasibility(np.take_along_axis(responses, screens[:, :, None], axis=1), columns, scale)
+    for k in np.flatnonzero(feasible.any(axis=1)):
+        passing = np.flatnonzero(feasible[k])
+        feasible[k, passing] = (responses[k] @ columns[:, passing]).min(axis=0) >= -scale[passing]
+    return feasible
+
+
+def _choose_screens(entries: list[_CachedBasis], columns: np.ndarray, scale: np.ndarray) -> None:
+    """Give each entry without one the :data:`SCREEN_ROWS` rows of its ``response`` most often below
+    ``-scale`` on the first :data:`SCREEN_PROBES` ``columns`` (greedily: each row counts only the
+    columns the rows before it let pass)."""
+    new = [entry for entry in entries if entry.screen is None]
+    if not new:
+        return
+    probes = columns[:, :SCREEN_PROBES]
+    violated = np.array([entry.response for entry in new]) @ probes < -scale[:SCREEN_PROBES]
+    passing = np.ones((len(new), probes.shape[1]), dtype=bool)
+    rows = np.empty((len(new), SCREEN_ROWS), dtype=int)
+    every = np.arange(len(new))
+    for k in range(SCREEN_ROWS):
+        rows[:, k] = (violated & passing[:, None, :]).sum(axis=2).argmax(axis=1)
+        passing &= ~violated[every, rows[:, k]]
+    for entry, chosen in zip(new, rows, strict=True):
+        entry.screen = chosen
 
 
 @dataclass
@@ -296,14 +334,21 @@ class BatchedLCPSolver:
 
         Blocks of bases are tested in cache order, each only on the columns the blocks before it
         left without one; a block holds at least :data:`REST_BLOCK` bases and grows as the columns
-        run out, to about :data:`REST_VALUES` values per block."""
-        responses = np.array([entry.response for entry in self._cache[first:]])
+        run out, to about :data:`REST_VALUES` values per block.  On many columns a block is
+        screened (:func:`_screened_feasibility`): the same products, the same answer."""
+        rest = self._cache[first:]
+        _choose_screens(rest, columns, scale)
+        responses = np.array([entry.response for entry in rest])
+        screens = np.array([entry.screen for entry in rest])
         found = np.full(columns.shape[1], -1)
         todo = np.arange(columns.shape[1])
         begin = 0
         while todo.size and begin < len(responses):
             end = begin + max(REST_BLOCK, REST_VALUES // (responses.shape[1] * todo.size))
-            feasible = _feasibility(responses[begin:end], columns[:, todo], scale[todo])
+            if todo.size >= SCREEN_MIN_SAMPLES:
+                feasible = _screened_feasibility(responses[begin:end], screens[begin:end], columns[:, todo], scale[todo])
+            else:
+                feasible = _feasibility(responses[begin:end], columns[:, todo], scale[todo])
             hit = feasible.any(axis=0)
             found[todo[hit]] = first + begin + feasible.argmax(axis=0)[hit]
             todo, begin = todo[~hit], end
