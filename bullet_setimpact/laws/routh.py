@@ -86,17 +86,20 @@ def integrate(
     steps = np.zeros(len(velocity), dtype=int)
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0]))
     path = [velocity.copy()] if record_path else []
+    normal = problem.normal_velocities(velocity)
+    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding, updated where velocity moves
     for index in range(caps.shape[1]):
-        colliding = problem.colliding(velocity)
         if not colliding.any():
             break
         active = active_rows(colliding)
-        resting = problem.normal_velocities(velocity[active]) >= -COLLISION_TOL
+        resting = normal[active] >= -COLLISION_TOL
         z = solver.solve(np.hstack([cap_scale * caps[active, index], velocity[active]]), rng, EXPLORE_PER_STEP, switchable=resting)
         increment = z[:, m : m + problem.Jbar.shape[0]]
         velocity[active] += problem.impulse_velocity_change(increment)
         impulse[active] += increment
         steps[active] += 1
+        normal[active] = problem.normal_velocities(velocity[active])
+        colliding[active] = np.any(normal[active] < -COLLISION_TOL, axis=1)
         if record_path:
             path.append(velocity.copy())
     return Trajectories(velocity, steps, impulse, path)
