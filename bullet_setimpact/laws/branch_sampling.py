@@ -64,6 +64,12 @@ def sparsified(u: np.ndarray, sparsify: np.ndarray, rng: np.random.Generator) ->
     return alternative
 
 
+def active_rows(mask: np.ndarray) -> np.ndarray | slice:
+    """The rows where ``mask`` holds: a full slice when it holds everywhere (cheaper to index
+    than the equivalent ``arange``), else their indices."""
+    return slice(None) if mask.all() else np.flatnonzero(mask)
+
+
 def _switchable_entries(sparsify: np.ndarray, switchable: np.ndarray | None, sample: int) -> np.ndarray:
     """The ``sparsify`` entries sample ``sample`` may switch off (all when ``switchable`` is None)."""
     if switchable is None or sparsify.size == 0:

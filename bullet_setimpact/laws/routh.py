@@ -25,7 +25,7 @@ from ..errors import SamplesDroppedWarning
 from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
 from ..validation import positive_int, positive_number
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
-from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver
+from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
 from .restitution import elastic_step_solver, finished, integrate_elastic
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`.
@@ -59,12 +59,6 @@ def step_solver(problem: ImpactProblem, batched: bool = True) -> BatchedLCPSolve
         sparsify=tuple(range(problem.contacts)),
         bounds=lambda u: step_lcp_bounds(problem, u[: problem.contacts], u[problem.contacts :]),
     )
-
-
-def active_rows(mask: np.ndarray) -> np.ndarray | slice:
-    """The rows where ``mask`` holds: a full slice when it holds everywhere (cheaper to index
-    than the equivalent ``arange``), else their indices."""
-    return slice(None) if mask.all() else np.flatnonzero(mask)
 
 
 def integrate(
