@@ -284,7 +284,9 @@ class BatchedLCPSolver:
         columns = np.ascontiguousarray(u.T)
         scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns).max(axis=0))
         top = self._cache[: self.candidates]
-        feasible_top = _feasibility(np.array([entry.response for entry in top]).reshape(len(top), *self.rhs_map.shape), columns, scale)
+        feasible_top = _feasibility(
+            np.array([entry.response for entry in top]).reshape(len(top), self.W.shape[0], columns.shape[0]), columns, scale
+        )
         # Uniform among the feasible candidates: the largest of one uniform key per feasible basis
         # (the first on a tie); a basis feasible for no sample draws no keys.
         choice = np.full(samples, -1)
