@@ -189,8 +189,10 @@ class _CachedBasis:
 
 def _screened_feasibility(responses: np.ndarray, screens: np.ndarray, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """:func:`_feasibility`, computing first only the ``screens`` rows (shape ``(K, r)``) of each basis
-    and the full ``responses[k] @ columns`` only on the columns those rows pass.  Each basic value
-    comes from the same product as in :func:`_feasibility` (row by row), so the answer is the same."""
+    and the full ``responses[k] @ columns`` only on the columns those rows pass.  A screening row
+    below ``-scale`` proves the basis infeasible, so the answer is :func:`_feasibility`'s (a product
+    of another shape may round a value differently by an ulp, which matters only for a value
+    within an ulp of ``-scale``)."""
     feasible = _feasibility(np.take_along_axis(responses, screens[:, :, None], axis=1), columns, scale)
     for k in np.flatnonzero(feasible.any(axis=1)):
         passing = np.flatnonzero(feasible[k])
@@ -343,7 +345,7 @@ class BatchedLCPSolver:
         Blocks of bases are tested in cache order, each only on the columns the blocks before it
         left without one; a block holds at least :data:`REST_BLOCK` bases and grows as the columns
         run out, to about :data:`REST_VALUES` values per block.  On many columns a block is
-        screened (:func:`_screened_feasibility`): the same products, the same answer."""
+        screened first (:func:`_screened_feasibility`)."""
         rest = self._cache[first:]
         _choose_screens(rest, columns, scale)
         responses = np.array([entry.response for entry in rest])
