@@ -297,7 +297,8 @@ class BatchedLCPSolver:
             if feasible.any():
                 keys = np.where(feasible, rng.random(samples), -1.0)
                 larger = keys > best
-                choice[larger], best[larger] = index, keys[larger]
+                np.copyto(choice, index, where=larger)
+                np.copyto(best, keys, where=larger)
         pending = np.flatnonzero(choice < 0)
         if pending.size and len(self._cache) > self.candidates:
             choice[pending] = self._first_feasible(self.candidates, columns[:, pending], scale[pending])
