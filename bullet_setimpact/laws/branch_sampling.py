@@ -355,8 +355,9 @@ class BatchedLCPSolver:
         todo = np.arange(columns.shape[1])
         begin = 0
         while todo.size and begin < len(responses):
-            end = begin + max(REST_BLOCK, REST_VALUES // (responses.shape[1] * todo.size))
-            if todo.size >= SCREEN_MIN_SAMPLES:
+            screened = todo.size >= SCREEN_MIN_SAMPLES
+            end = begin + max(REST_BLOCK, REST_VALUES // ((SCREEN_ROWS if screened else responses.shape[1]) * todo.size))
+            if screened:
                 feasible = _screened_feasibility(responses[begin:end], screens[begin:end], columns[:, todo], scale[todo])
             else:
                 feasible = _feasibility(responses[begin:end], columns[:, todo], scale[todo])
