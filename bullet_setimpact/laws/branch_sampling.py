@@ -346,7 +346,7 @@ class BatchedLCPSolver:
         Blocks of bases are tested in cache order, each only on the columns the blocks before it
         left without one; a block holds at least :data:`REST_BLOCK` bases and grows as the columns
         run out, to about :data:`REST_VALUES` values per block.  On many columns a block is
-        screened first (:func:`_screened_feasibility`)."""
+        screened first (:func:`_screened_feasibility`; its size then counts screening values)."""
         rest = self._cache[first:]
         _choose_screens(rest, columns, scale)
         responses = np.array([entry.response for entry in rest])
