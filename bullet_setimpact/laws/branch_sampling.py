@@ -26,8 +26,19 @@ BoundsMap = Callable[[np.ndarray], np.ndarray]
 
 #: Samples per batched step of Algorithm 1 that always go to Lemke, to discover new LCP solutions.
 EXPLORE_PER_STEP = 4
-#: Cached bases tested together (one stacked product) when the most-hit ones all fail a sample.
+#: Parameter columns per stacked product of :func:`_feasibility`.
+COLUMN_BLOCK = 1024
+#: Cached bases tested together (one stacked product per column block) when the most-hit ones all fail a sample.
 REST_BLOCK = 8
+#: Basic values computed per block of the rest of the cache once few samples are left.
+REST_VALUES = 2**18
+#: Rows of a cached basis's ``response`` that screen samples before its full test (any rows are
+#: correct: a negative one proves infeasibility; they are chosen to be often negative).
+SCREEN_ROWS = 3
+#: Samples on which a basis's screening rows are chosen.
+SCREEN_PROBES = 128
+#: Fewest samples a block of the rest of the cache is screened on (below, testing in full is cheaper).
+SCREEN_MIN_SAMPLES = 1024
 
 
 def random_lemke(
@@ -51,6 +62,12 @@ def sparsified(u: np.ndarray, sparsify: np.ndarray, rng: np.random.Generator) ->
     alternative = u.copy()
     alternative[sparsify[mask]] = 0.0
     return alternative
+
+
+def active_rows(mask: np.ndarray) -> np.ndarray | slice:
+    """The rows where ``mask`` holds: a full slice when it holds everywhere (cheaper to index
+    than the equivalent ``arange``), else their indices."""
+    return slice(None) if mask.all() else np.flatnonzero(mask)
 
 
 def _switchable_entries(sparsify: np.ndarray, switchable: np.ndarray | None, sample: int) -> np.ndarray:
@@ -144,12 +161,22 @@ class LemkeSolver:
 UNCACHED = -2
 
 
-def _basic_values(entries: list[_CachedBasis], columns: np.ndarray, n: int) -> np.ndarray:
-    """``values[k, :, s]``: the ``n`` basic values ``x`` of basis ``entries[k]`` for parameter column
-    ``s`` (one stacked product for all the bases; shape ``(len(entries), n, S)``)."""
-    if not entries:
-        return np.zeros((0, n, columns.shape[1]))
-    return (np.concatenate([entry.response for entry in entries]) @ columns).reshape(len(entries), n, columns.shape[1])
+def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``feasible[k, s]``: every basic value ``responses[k] @ columns[:, s]`` is ``>= -scale[s]``
+    (``responses`` of shape ``(K, n, p)``, ``columns`` ``(p, S)``; returns shape ``(K, S)``).
+
+    One stacked product per :data:`COLUMN_BLOCK` columns, so the ``K n`` values per column
+    stay in cache instead of going through memory."""
+    count, n, p = responses.shape
+    stacked = responses.reshape(count * n, p)
+    feasible = np.empty((count, columns.shape[1]), dtype=bool)
+    if count == 0:
+        return feasible
+    for begin in range(0, columns.shape[1], COLUMN_BLOCK):
+        block = slice(begin, begin + COLUMN_BLOCK)
+        values = (stacked @ columns[:, block]).reshape(count, n, -1)
+        np.greater_equal(values.min(axis=1), -scale[block], out=feasible[:, block])
+    return feasible
 
 
 @dataclass
@@ -157,6 +184,39 @@ class _CachedBasis:
     basis: np.ndarray  # (n,) bool
     response: np.ndarray  # (n, p): basic values x = response @ u
     hits: int = 0
+    screen: np.ndarray | None = None  # (SCREEN_ROWS,) rows of response tested first (see _first_feasible)
+
+
+def _screened_feasibility(responses: np.ndarray, screens: np.ndarray, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """:func:`_feasibility`, computing first only the ``screens`` rows (shape ``(K, r)``) of each basis
+    and the full ``responses[k] @ columns`` only on the columns those rows pass.  A screening row
+    below ``-scale`` proves the basis infeasible, so the answer is :func:`_feasibility`'s (a product
+    of another shape may round a value differently by an ulp, which matters only for a value
+    within an ulp of ``-scale``)."""
+    feasible = _feasibility(np.take_along_axis(responses, screens[:, :, None], axis=1), columns, scale)
+    for k in np.flatnonzero(feasible.any(axis=1)):
+        passing = np.flatnonzero(feasible[k])
+        feasible[k, passing] = (responses[k] @ columns[:, passing]).min(axis=0) >= -scale[passing]
+    return feasible
+
+
+def _choose_screens(entries: list[_CachedBasis], columns: np.ndarray, scale: np.ndarray) -> None:
+    """Give each entry without one the :data:`SCREEN_ROWS` rows of its ``response`` most often below
+    ``-scale`` on the first :data:`SCREEN_PROBES` ``columns`` (greedily: each row counts only the
+    columns the rows before it let pass)."""
+    new = [entry for entry in entries if entry.screen is None]
+    if not new:
+        return
+    probes = columns[:, :SCREEN_PROBES]
+    violated = np.array([entry.response for entry in new]) @ probes < -scale[:SCREEN_PROBES]
+    passing = np.ones((len(new), probes.shape[1]), dtype=bool)
+    rows = np.empty((len(new), SCREEN_ROWS), dtype=int)
+    every = np.arange(len(new))
+    for k in range(SCREEN_ROWS):
+        rows[:, k] = (violated & passing[:, None, :]).sum(axis=2).argmax(axis=1)
+        passing &= ~violated[every, rows[:, k]]
+    for entry, chosen in zip(new, rows, strict=True):
+        entry.screen = chosen
 
 
 @dataclass
@@ -226,22 +286,22 @@ class BatchedLCPSolver:
         columns = np.ascontiguousarray(u.T)
         scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns).max(axis=0))
         top = self._cache[: self.candidates]
-        values = _basic_values(top, columns, self.W.shape[0])
-        feasible_top = values.min(axis=1) >= -scale
-        keys = np.full((len(top), samples), -1.0)
+        feasible_top = _feasibility(
+            np.array([entry.response for entry in top]).reshape(len(top), self.W.shape[0], columns.shape[0]), columns, scale
+        )
+        # Uniform among the feasible candidates: the largest of one uniform key per feasible basis
+        # (the first on a tie); a basis feasible for no sample draws no keys.
+        choice = np.full(samples, -1)
+        best = np.full(samples, -1.0)
         for index, feasible in enumerate(feasible_top):
             if feasible.any():
-                keys[index] = np.where(feasible, rng.random(samples), -1.0)
-        choice = keys.argmax(axis=0) if top else np.full(samples, -1)
-        choice[~feasible_top.any(axis=0)] = -1
-        for begin in range(self.candidates, len(self._cache), REST_BLOCK):
-            pending = np.flatnonzero(choice < 0)
-            if pending.size == 0:
-                break
-            block = self._cache[begin : begin + REST_BLOCK]
-            feasible_rest = _basic_values(block, columns[:, pending], self.W.shape[0]).min(axis=1) >= -scale[pending]
-            found = feasible_rest.any(axis=0)
-            choice[pending[found]] = begin + feasible_rest.argmax(axis=0)[found]
+                keys = np.where(feasible, rng.random(samples), -1.0)
+                larger = keys > best
+                np.copyto(choice, index, where=larger)
+                np.copyto(best, keys, where=larger)
+        pending = np.flatnonzero(choice < 0)
+        if pending.size and len(self._cache) > self.candidates:
+            choice[pending] = self._first_feasible(self.candidates, columns[:, pending], scale[pending])
         self.stats.cache_hits += int((choice >= 0).sum())
 
         explored = rng.choice(samples, size=min(explore, samples), replace=False) if explore else np.empty(0, int)
@@ -265,8 +325,11 @@ class BatchedLCPSolver:
         z = np.zeros((samples, self.W.shape[0]))
         for i, solution in direct.items():
             z[i] = solution
-        for index in np.unique(choice[choice >= 0]):
-            chosen = np.flatnonzero(choice == index)
+        order = np.argsort(choice, kind="stable")  # each basis's samples in increasing order
+        bases, starts = np.unique(choice[order], return_index=True)
+        for index, chosen in zip(bases, np.split(order, starts[1:]), strict=True):
+            if index < 0:
+                continue
             entry = self._cache[index]
             entry.hits += chosen.size
             z[chosen] = np.where(entry.basis, (entry.response @ columns[:, chosen]).T, 0.0)
@@ -275,6 +338,33 @@ class BatchedLCPSolver:
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}
         self.stats.bases = len(self._cache)
         return np.maximum(z, 0.0, out=z)
+
+    def _first_feasible(self, first: int, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """For each column ``u``, the first cache index from ``first`` on whose basis is feasible
+        (all basic values ``>= -scale``), or -1.
+
+        Blocks of bases are tested in cache order, each only on the columns the blocks before it
+        left without one; a block holds at least :data:`REST_BLOCK` bases and grows as the columns
+        run out, to about :data:`REST_VALUES` values per block.  On many columns a block is
+        screened first (:func:`_screened_feasibility`; its size then counts screening values)."""
+        rest = self._cache[first:]
+        _choose_screens(rest, columns, scale)
+        responses = np.array([entry.response for entry in rest])
+        screens = np.array([entry.screen for entry in rest])
+        found = np.full(columns.shape[1], -1)
+        todo = np.arange(columns.shape[1])
+        begin = 0
+        while todo.size and begin < len(responses):
+            screened = todo.size >= SCREEN_MIN_SAMPLES
+            end = begin + max(REST_BLOCK, REST_VALUES // ((SCREEN_ROWS if screened else responses.shape[1]) * todo.size))
+            if screened:
+                feasible = _screened_feasibility(responses[begin:end], screens[begin:end], columns[:, todo], scale[todo])
+            else:
+                feasible = _feasibility(responses[begin:end], columns[:, todo], scale[todo])
+            hit = feasible.any(axis=0)
+            found[todo[hit]] = first + begin + feasible.argmax(axis=0)[hit]
+            todo, begin = todo[~hit], end
+        return found
 
     def _explore(self, sample: np.ndarray, allowed: np.ndarray, scale: float, rng: np.random.Generator) -> int | np.ndarray:
         """Lemke on the sample itself and on a sparsified copy; returns a feasible one of the two at random.

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
-from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver
+from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
 
 #: Energy left below this fraction of the sample's initial kinetic energy counts as returned.
 ENERGY_TOL = 1e-12
@@ -113,8 +113,10 @@ def integrate_elastic(
     caps: np.ndarray,
     rng: np.random.Generator,
     record_path: bool = False,
+    cap_scale: float = 1.0,
 ) -> ElasticRun:
-    """Algorithm 1 with restitution for a batch: up to ``caps.shape[1]`` steps (``caps``: ``(S, N, m)``)."""
+    """Algorithm 1 with restitution for a batch: up to ``caps.shape[1]`` steps with caps
+    ``cap_scale * caps`` (``caps``: ``(S, N, m)``, scaled for the active samples only)."""
     m, nbar = problem.contacts, problem.Jbar.shape[0]
     e_squared = problem.restitution**2
     velocity = velocity.copy()
@@ -125,12 +127,13 @@ def integrate_elastic(
     stored = np.zeros((count, m))
     returnable = np.zeros((count, m))
     path = [velocity.copy()] if record_path else []
-    for step in range(caps.shape[1]):
-        normal = problem.normal_velocities(velocity)
-        active = np.flatnonzero(np.any(normal < -COLLISION_TOL, axis=1) | np.any(stored > 0.0, axis=1))
-        if active.size == 0:
+    normal = problem.normal_velocities(velocity)
+    for index in range(caps.shape[1]):
+        running = np.any(normal < -COLLISION_TOL, axis=1) | np.any(stored > 0.0, axis=1)
+        if not running.any():
             break
-        v0, vn0, cap = velocity[active], normal[active], caps[active, step]
+        active = active_rows(running)
+        v0, vn0, cap = velocity[active], normal[active], cap_scale * caps[active, index]
         driven = (stored[active] > 0.0) & (vn0 >= -COLLISION_TOL)
         separating = (stored[active] == 0.0) & (vn0 > COLLISION_TOL)
         push = np.where(driven, cap, 0.0)
@@ -150,6 +153,7 @@ def integrate_elastic(
         velocity[active] += problem.impulse_velocity_change(increment)
         impulse[active] += increment
         steps[active] += 1
+        normal[active] = problem.normal_velocities(velocity[active])
         if record_path:
             path.append(velocity.copy())
     return ElasticRun(velocity, steps, impulse, stored, path)

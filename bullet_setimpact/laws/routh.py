@@ -25,7 +25,7 @@ from ..errors import SamplesDroppedWarning
 from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
 from ..validation import positive_int, positive_number
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
-from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver
+from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
 from .restitution import elastic_step_solver, finished, integrate_elastic
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`.
@@ -68,26 +68,32 @@ def integrate(
     caps: np.ndarray,
     rng: np.random.Generator,
     record_path: bool = False,
+    cap_scale: float = 1.0,
 ) -> Trajectories:
     """Algorithm 1 for a batch: step the LCP (eq. 75) while colliding, up to ``caps.shape[1]`` steps.
 
-    ``caps`` has shape ``(S, N, m)``: the normal-impulse caps of every step of every sample.
+    ``cap_scale * caps`` (``caps`` of shape ``(S, N, m)``) are the normal-impulse caps of every
+    step of every sample, scaled step by step for the samples still active only.
     """
     m = problem.contacts
     velocity = velocity.copy()
     steps = np.zeros(len(velocity), dtype=int)
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0]))
     path = [velocity.copy()] if record_path else []
-    for step in range(caps.shape[1]):
-        active = np.flatnonzero(problem.colliding(velocity))
-        if active.size == 0:
+    normal = problem.normal_velocities(velocity)
+    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding, updated where velocity moves
+    for index in range(caps.shape[1]):
+        if not colliding.any():
             break
-        resting = problem.normal_velocities(velocity[active]) >= -COLLISION_TOL
-        z = solver.solve(np.hstack([caps[active, step], velocity[active]]), rng, EXPLORE_PER_STEP, switchable=resting)
+        active = active_rows(colliding)
+        resting = normal[active] >= -COLLISION_TOL
+        z = solver.solve(np.hstack([cap_scale * caps[active, index], velocity[active]]), rng, EXPLORE_PER_STEP, switchable=resting)
         increment = z[:, m : m + problem.Jbar.shape[0]]
         velocity[active] += problem.impulse_velocity_change(increment)
         impulse[active] += increment
         steps[active] += 1
+        normal[active] = problem.normal_velocities(velocity[active])
+        colliding[active] = np.any(normal[active] < -COLLISION_TOL, axis=1)
         if record_path:
             path.append(velocity.copy())
     return Trajectories(velocity, steps, impulse, path)
@@ -349,6 +355,7 @@ class RouthImpact(ImpactLaw):
         final_cap = final_step_cap(problem, eps)
         solver = elastic_step_solver(problem) if problem.elastic else step_solver(problem)
 
+        buffer = np.empty((min(CHUNK_SIZE, samples), m * horizon))
         kept: list[np.ndarray] = []
         terminated_early = 0
         lcp_solves = 0
@@ -358,17 +365,17 @@ class RouthImpact(ImpactLaw):
                 with warnings.catch_warnings():
                     warnings.filterwarnings("ignore", message=".*balance properties of Sobol.*")
                     unit = sobol.random(count)
-            else:
-                unit = generator.random((count, m * horizon))
-            caps = step * unit.reshape(count, horizon, m)
+            else:  # one buffer for every chunk: fresh pages for m N doubles a sample cost more than the draws
+                unit = generator.random(out=buffer[:count])
+            caps = unit.reshape(count, horizon, m)
             if problem.elastic:
-                elastic = integrate_elastic(problem, solver, np.tile(v, (count, 1)), caps, generator)
+                elastic = integrate_elastic(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step)
                 lcp_solves += int(elastic.steps.sum())
                 done = finished(problem, elastic)
                 terminated_early += int(done.sum())
                 kept.append(elastic.velocity[done])
                 continue
-            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator)
+            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity
             colliding = problem.colliding(velocity)
