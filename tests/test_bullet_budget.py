@@ -114,3 +114,62 @@ def test_a_resting_body_struck_by_its_neighbour_gets_its_impact(client: int, gro
     np.testing.assert_allclose(v_cube, 0.0, rtol=0.0, atol=1e-9)
     assert abs(event.time - (0.1 + 0.1 / speed)) <= LOCALIZED / speed
     assert event.max_penetration <= LOCALIZED
+
+
+def test_speed_bound_holds_at_every_box_corner_of_a_random_chain(client: int) -> None:
+    """The budget's speed bound (``SpeedBound``, from base and joint velocities only) is at
+    least the speed of every material point: checked at the 8 corners of every box link of a
+    floating chain with revolute, prismatic and spherical joints at random velocities.  A
+    corner's velocity is its link's centre-of-mass velocity plus ``w x (x - c)`` with both read
+    from ``getLinkState(computeLinkVelocity=1)``, independently of the bound's joint-path sum."""
+    from bullet_setimpact.bullet.budget import SpeedBound
+    from bullet_setimpact.bullet.frames import rotation_matrix
+    from bullet_setimpact.bullet.inventory import movable_joints
+    from bullet_setimpact.bullet.state import Snapshot
+
+    half = [0.05, 0.1, 0.2]
+    box = p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=client)
+    types = [p.JOINT_REVOLUTE, p.JOINT_PRISMATIC, p.JOINT_SPHERICAL, p.JOINT_REVOLUTE, p.JOINT_FIXED]
+    body = p.createMultiBody(
+        1.0, box, -1, [0, 0, 1], [0, 0, 0, 1],
+        linkMasses=[0.5] * 5, linkCollisionShapeIndices=[box] * 5, linkVisualShapeIndices=[-1] * 5,
+        linkPositions=[[0, 0, 0.45]] * 5, linkOrientations=[[0, 0, 0, 1]] * 5,
+        linkInertialFramePositions=[[0.02, 0.01, 0.1]] * 5, linkInertialFrameOrientations=[[0, 0, 0, 1]] * 5,
+        linkParentIndices=[0, 1, 2, 3, 4], linkJointTypes=types, linkJointAxis=[[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 0], [1, 0, 0]],
+        physicsClientId=client,
+    )  # fmt: skip
+    joints = movable_joints(client, body)
+    rng = np.random.default_rng(3)
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * half
+    for _ in range(20):
+        orientation = rng.normal(size=4)
+        p.resetBasePositionAndOrientation(body, rng.normal(size=3), orientation / np.linalg.norm(orientation), physicsClientId=client)
+        p.resetBaseVelocity(body, rng.normal(size=3), rng.normal(size=3), physicsClientId=client)
+        for joint in joints:
+            dofs = 3 if types[joint] == p.JOINT_SPHERICAL else 1
+            position = list(p.getQuaternionFromEuler(rng.normal(size=3))) if dofs == 3 else [rng.normal()]
+            p.resetJointStateMultiDof(body, joint, position, list(rng.normal(size=dofs) * 3), physicsClientId=client)
+        bound = SpeedBound(client, {body: joints}).speeds(Snapshot.take(client, {body: joints}))[body]
+        for link in range(-1, 5):
+            if link == -1:
+                com, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+                linear, angular = p.getBaseVelocity(body, physicsClientId=client)
+            else:
+                state = p.getLinkState(body, link, computeLinkVelocity=1, computeForwardKinematics=1, physicsClientId=client)
+                com, orientation, linear, angular = state[0], state[1], state[6], state[7]
+            shape = p.getCollisionShapeData(body, link, physicsClientId=client)[0]  # its pose in the inertial frame
+            inertial = rotation_matrix(orientation)
+            points = np.array(com) + (np.array(shape[5]) + corners @ rotation_matrix(shape[6]).T) @ inertial.T
+            speeds = np.linalg.norm(np.array(linear) + np.cross(angular, points - np.array(com)), axis=1)
+            assert speeds.max() <= bound[link + 1] * (1 + 1e-9), (link, speeds.max(), bound[link + 1])
+    # and it is nearly tight: the chain straight up, only joint 0 turning at 2 rad/s.  Link 4's
+    # frame is 4 x 0.45 m above joint 0 and its box reaches 0.2 m further along z, so its farthest
+    # corner is sqrt(0.05^2 + 0.1^2 + 2.0^2) = 2.0031 m from the axis point and moves at 4.0062 m/s;
+    # the bound sums the reaches 4 x 0.45 + |(0.05, 0.1, 0.2)| = 2.0291 m, times 2 rad/s = 4.0583 m/s.
+    p.resetBasePositionAndOrientation(body, [0, 0, 1], [0, 0, 0, 1], physicsClientId=client)
+    p.resetBaseVelocity(body, [0, 0, 0], [0, 0, 0], physicsClientId=client)
+    for joint in joints:
+        straight = [0.0, 0.0, 0.0, 1.0] if types[joint] == p.JOINT_SPHERICAL else [0.0]
+        p.resetJointStateMultiDof(body, joint, straight, [2.0] if joint == 0 else [0.0] * (len(straight) - 1 or 1), physicsClientId=client)
+    bound = SpeedBound(client, {body: joints}).speeds(Snapshot.take(client, {body: joints}))[body]
+    assert bound[5] == pytest.approx(2.0 * (4 * 0.45 + np.linalg.norm(half)), rel=1e-6)

@@ -712,3 +712,19 @@ def test_pybullet_spherical_reset_renormalizes_and_ignores_a_wrong_length_positi
         np.testing.assert_allclose(after, quaternion, rtol=0, atol=1e-15)
         changed.append(after != quaternion)
     assert any(changed)
+
+
+def test_one_quaternion_rotation_is_the_batched_formula_bit_for_bit() -> None:
+    """``rotation_matrix`` (Python floats) and ``rotation_matrices`` (numpy) evaluate the same
+    expressions in the same order, each operation IEEE-rounded, so the same quaternion gives the
+    same bits either way (the adapter relies on one rotation per quaternion); and the result is a
+    rotation: ``R R^T = I`` to rounding, ``det R = 1``."""
+    from bullet_setimpact.bullet.frames import rotation_matrices, rotation_matrix
+
+    quaternions = np.random.default_rng(7).normal(size=(2000, 4))
+    quaternions /= np.linalg.norm(quaternions, axis=1)[:, None]
+    batched = rotation_matrices(quaternions)
+    for quaternion, expected in zip(quaternions, batched, strict=True):
+        assert np.array_equal(rotation_matrix(tuple(quaternion)), expected)
+    assert np.allclose(batched @ batched.transpose(0, 2, 1), np.eye(3), atol=1e-14)
+    assert np.allclose(np.linalg.det(batched), 1.0, atol=1e-14)

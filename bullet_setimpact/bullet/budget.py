@@ -33,44 +33,81 @@ import numpy as np
 import pybullet as p
 
 from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Pair, pair_key
-from .frames import inertial_position
+from .state import Snapshot
 
 #: Factor on the per-step displacement bound (first order for multibody links, see module docstring).
 SAFETY = 2.0
 
 
-def link_radii(client: int, body: int) -> list[float]:
-    """Bound on the distance from each link's centre of mass to its collision geometry [m],
-    one per link with the base first: the farthest corner of the link's world AABB
-    (which holds the geometry) from its centre of mass, at the current configuration (the
-    link is rigid, so the bound holds at every configuration)."""
-    radii = []
-    for link in range(-1, p.getNumJoints(body, physicsClientId=client)):
-        low, high = (np.asarray(corner) for corner in p.getAABB(body, link, physicsClientId=client))
-        centre = inertial_position(client, body, link)
-        radii.append(float(np.linalg.norm(np.maximum(np.abs(low - centre), np.abs(high - centre)))))
-    return radii
+def _reach(low: np.ndarray, high: np.ndarray, point: np.ndarray) -> float:
+    """Largest distance from ``point`` to the box ``[low, high]`` (attained at a corner)."""
+    return float(np.linalg.norm(np.maximum(np.abs(low - point), np.abs(high - point))))
 
 
 class SpeedBound:
-    """Largest material-point speed of each link of the moving bodies [m/s], from one
-    ``getBaseVelocity`` and one ``getLinkStates`` call per body and the cached :func:`link_radii`."""
+    """Largest material-point speed of each link of the moving bodies [m/s], from a
+    :class:`~.state.Snapshot` (no PyBullet call).
 
-    def __init__(self, client: int, bodies: list[int]) -> None:
-        self.client = client
-        self._radii = {body: link_radii(client, body) for body in bodies}
-        self._links = {body: list(range(len(radii) - 1)) for body, radii in self._radii.items()}
+    A point ``x`` of link ``i`` moves at ``v_b + w_b x (x - c_b) + sum_j qdot_j a_j x (x - o_j)``
+    (revolute and spherical joints ``j`` on the path from the base to ``i``, ``o_j`` the
+    joint's origin; a prismatic joint adds ``qdot_j a_j``), so its speed is at most
+    ``|v_b| + |w_b| D_b(i) + sum_j |qdot_j| D_j(i)``, with ``D`` bounds on the distances from
+    the base's centre of mass and from each joint origin to the points of ``i``: along the
+    path, each link ``k`` adds its *reach* ``rho_k``, the farthest point of its geometry (its
+    world AABB's corners) or of its children's joint origins from its own joint origin.  The
+    reaches are distances within one rigid link, read once at construction.
+    """
 
-    def speeds(self) -> dict[int, np.ndarray]:
-        """Current bound of the point speeds of each body's links (the base first)."""
+    def __init__(self, client: int, bodies: dict[int, tuple[int, ...]]) -> None:
+        #: Per body: ``(D_b, C)`` with the speed bound ``|v_b| + |w_b| D_b + C |qdot|`` per link (base first).
+        self._terms = {body: self._distances(client, body, joints) for body, joints in bodies.items()}
+
+    @staticmethod
+    def _distances(client: int, body: int, joints: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        count = p.getNumJoints(body, physicsClientId=client)
+        info = [p.getJointInfo(body, joint, physicsClientId=client) for joint in range(count)]
+        parent = [int(row[16]) for row in info]
+        centre = np.array(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
+        origins = [
+            np.array(p.getLinkState(body, joint, computeForwardKinematics=True, physicsClientId=client)[4]) for joint in range(count)
+        ]
+        reach = []
+        for link in range(-1, count):
+            here = centre if link == -1 else origins[link]
+            low, high = (np.asarray(corner) for corner in p.getAABB(body, link, physicsClientId=client))
+            children = [float(np.linalg.norm(origins[child] - here)) for child in range(count) if parent[child] == link]
+            reach.append(max([_reach(low, high, here), *children]))
+        column = {joint: position for position, joint in enumerate(joints)}
+        base = np.zeros(count + 1)
+        coefficients = np.zeros((count + 1, len(joints)))
+        base[0] = reach[0]
+        for link in range(count):
+            path = []  # the link and its ancestors, nearest first
+            ancestor = link
+            while ancestor != -1:
+                path.append(ancestor)
+                ancestor = parent[ancestor]
+            distance = 0.0
+            for joint in path:  # D_j(link): the reaches from joint j's link down to this link
+                distance += reach[joint + 1]
+                if joint in column:
+                    prismatic = info[joint][2] == p.JOINT_PRISMATIC
+                    coefficients[link + 1, column[joint]] = 1.0 if prismatic else distance
+            base[link + 1] = reach[0] + distance
+        return base, coefficients
+
+    def speeds(self, snapshot: Snapshot) -> dict[int, np.ndarray]:
+        """Bound of the point speeds of each body's links (the base first) in ``snapshot``."""
         found = {}
-        for body, radii in self._radii.items():
-            linear, angular = p.getBaseVelocity(body, physicsClientId=self.client)
-            speeds = [math.hypot(*linear) + math.hypot(*angular) * radii[0]]
-            if self._links[body]:
-                states = p.getLinkStates(body, self._links[body], computeLinkVelocity=1, physicsClientId=self.client)
-                speeds += [math.hypot(*state[6]) + math.hypot(*state[7]) * radius for state, radius in zip(states, radii[1:], strict=True)]
-            found[body] = np.array(speeds)
+        for state in snapshot.bodies:
+            terms = self._terms.get(state.body)
+            if terms is None:
+                continue
+            base, coefficients = terms
+            speed = math.hypot(*state.linear) + math.hypot(*state.angular) * base
+            if state.joint_velocities:
+                speed = speed + coefficients @ np.array([math.hypot(*velocity) for velocity in state.joint_velocities])
+            found[state.body] = speed
         return found
 
 

@@ -32,8 +32,17 @@ def rotation_matrices(quaternions: np.ndarray) -> np.ndarray:
 
 
 def rotation_matrix(quaternion: Sequence[float]) -> np.ndarray:
-    """Rotation matrix ``(3, 3)`` of one unit quaternion ``(x, y, z, w)``."""
-    return rotation_matrices(np.asarray(quaternion, dtype=float)[None])[0]
+    """Rotation matrix ``(3, 3)`` of one unit quaternion ``(x, y, z, w)``: the formula of
+    :func:`rotation_matrices` in the same operation order on Python floats (the same
+    IEEE-rounded operations, so the same bits, without numpy's per-array overhead)."""
+    x, y, z, w = (float(value) for value in quaternion)
+    return np.array(
+        [
+            [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
+            [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
+            [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)],
+        ]
+    )
 
 
 def inertial_position(client: int, body: int, link: int) -> np.ndarray:

@@ -59,6 +59,8 @@ TARGET_FRACTION = 0.1
 #: faster than ``LOOKAHEAD / dt`` (24 m/s at 240 Hz) could arrive unannounced; it is then
 #: resolved at the step's end with a logged warning.
 LOOKAHEAD = 0.1
+#: Most quiet steps between two attempts to start a distance budget (:mod:`.budget`).
+MAX_BACKOFF = 64
 #: Bullet's own ``stepSimulation``, bound before :mod:`bullet_setimpact.hooks` can replace
 #: ``pybullet.stepSimulation``: the simulator's steps never enter the hook.
 bullet_step_simulation = p.stepSimulation
@@ -195,12 +197,17 @@ class ImpactSimulator:
         self._bodies = len(self.world.body_ids)
         self._touching: set | None = None
         self._last: Snapshot | None = None
+        self._end: Snapshot | None = None  # the state after a step that ended at a budget check
         self._near = True
         self._dt = self._current_step = 0.0
         moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]
         # the budget needs every moving body's speed and the state checks of the tracked ones
-        self._speed = SpeedBound(self.client, moving) if set(moving) <= set(self._dynamic) else None
+        self._speed = SpeedBound(self.client, {body: self._dynamic[body] for body in moving}) if set(moving) <= set(self._dynamic) else None
         self._budget: DistanceBudget | None = None
+        #: Steps the current budget has skipped; after one that skipped none, the next is
+        #: started only after ``_backoff`` quiet steps (doubling up to :data:`MAX_BACKOFF`),
+        #: so a world that never rests does not pay for a budget every step.
+        self._budget_age = self._backoff = self._budget_wait = 0
         self._static_poses: dict[int, tuple] = {}
 
     # ------------------------------------------------------------------ stepping
@@ -236,7 +243,7 @@ class ImpactSimulator:
         finally:
             self._set_time_step(self._dt)
         self.time += self._dt
-        self._last = Snapshot.take(self.client, self._dynamic) if self._near else None
+        self._last = (self._end or Snapshot.take(self.client, self._dynamic)) if self._near else None
         return events
 
     def _checked_snapshot(self) -> Snapshot | None:
@@ -273,6 +280,7 @@ class ImpactSimulator:
         distance budget (:mod:`.budget`); the rest of a step with events does not pay for one.
         """
         touching = self._touching if self._touching is not None else set()
+        self._end = None
         self._bullet_step(duration)
         if self._within_budget(touching, duration):
             self.budget_steps += 1
@@ -326,22 +334,39 @@ class ImpactSimulator:
         budget when not."""
         if self._budget is None or self._speed is None:
             return False
-        self._budget.spend(self._speed.speeds(), duration)
+        end = Snapshot.take(self.client, self._dynamic)
+        self._budget.spend(self._speed.speeds(end), duration)
         if (
             self._budget.touching_holds()
             and self._statics_unmoved()
             and not self._pushed_by_bullet(touching, self._budget.touching)
             and (self._budget.others_hold() or self._budget.remeasure(self.finder.pair_gaps(LOOKAHEAD)))
         ):
+            self._end = end
+            self._budget_age += 1
             return True
-        self._budget = None
+        self._budget_failed()
         return False
+
+    def _budget_failed(self) -> None:
+        """Drop the budget; back off from starting the next if this one skipped no step."""
+        self._backoff = min(max(1, 2 * self._backoff), MAX_BACKOFF) if self._budget_age == 0 else 0
+        self._budget_wait = self._backoff
+        self._budget = None
 
     def _start_budget(self, contacts: list[Contact], nearby: dict) -> None:
         """Measure the slack of the current contact set (every contact touching, see :mod:`.budget`)."""
         if self._speed is None:
             return
-        self._budget = budget(self.finder, contacts, nearby, LOOKAHEAD, self._speed.speeds())
+        if self._budget_wait > 0:
+            self._budget_wait -= 1
+            return
+        end = Snapshot.take(self.client, self._dynamic)
+        self._budget = budget(self.finder, contacts, nearby, LOOKAHEAD, self._speed.speeds(end))
+        self._end = end
+        self._budget_age = 0
+        if self._budget is None:
+            self._budget_failed()
         self._static_poses = {body: self._static_pose(body) for body in self.world.static_bodies}
 
     def _static_pose(self, body: int) -> tuple:
