@@ -291,24 +291,26 @@ def _path_solution(
 
     ``Wt`` is ``W`` in the tableau's arithmetic.  On a secondary ray ``z0`` may already be
     zero to round-off (the path ran along a degenerate face): each complementary basis left
-    by dropping ``z0`` (the orphan pair's ``y`` basic, then its ``z``) is a candidate,
-    accepted if its basis matrix is well conditioned and it passes the residual check.
+    by pivoting ``z0`` out for the orphan pair's ``y``, then its ``z``, is a candidate,
+    accepted if its pivot passes the test of every other pivot (:data:`PIVOT_TOL`) and its
+    solution the residual check.  One O(n^2) pivot each, no refactorization.
     """
     try:
         pivots = _follow_path(Wt, tableau, basic, row, column, max_pivots, primal_tol)
     except _SecondaryRayError as ray:
         n = basic.shape[0]
-        basis = np.zeros(n, dtype=bool)
-        basis[basic[(basic >= n) & (basic < 2 * n)] - n] = True
-        orphan = np.setdiff1d(np.arange(n), np.where(basic >= n, basic - n, basic)[basic < 2 * n])
+        row = int(np.flatnonzero(basic == 2 * n)[0])
+        orphan = int(np.setdiff1d(np.arange(n), np.where(basic >= n, basic - n, basic)[basic < 2 * n])[0])
         reasons = []
-        for completion in (basis, basis | np.isin(np.arange(n), orphan)):
-            inverse = safe_inverse(basis_matrix(W, completion))
-            if inverse is None:
+        for entering in (orphan, orphan + n):
+            column = _tableau_column(Wt, tableau[:, 1:], entering)
+            if not abs(column[row]) > PIVOT_TOL * np.abs(column).max():
                 reasons.append("singular basis")
                 continue
+            completed, completed_basic = tableau.copy(order="F"), basic.copy()
+            _pivot(completed, completed_basic, row, column, entering)
             try:
-                return _checked_solution(W, w, completion, inverse, ray.pivots, tol)
+                return _solution_from_tableau(W, w, completed, completed_basic, ray.pivots, tol)
             except LemkeError as exc:
                 reasons.append(str(exc))
         raise LemkeError(f"{ray}; the bases without z0 are no solution ({'; '.join(reasons)})") from None
@@ -320,9 +322,7 @@ def _follow_path(
 ) -> int:
     """Complementary pivoting from ``z0`` entering at ``row`` until ``z0`` leaves; returns the pivot count.
 
-    ``tableau`` (rows ``[x | B^-1]``, column-major) and ``basic`` are updated in place.  Each
-    pivot is a rank-one update restricted to the pivot row's nonzero columns (``B^-1`` of an
-    impact LCP has some 5-20% nonzeros along a path), the same arithmetic as the full update.
+    ``tableau`` (rows ``[x | B^-1]``, column-major) and ``basic`` are updated in place.
     """
     n = basic.shape[0]
     binv = tableau[:, 1:]
@@ -331,12 +331,7 @@ def _follow_path(
     pivots = 0
     visited: set[bytes] = set()
     while True:
-        pivot_row = tableau[row] / column[row]
-        changed = pivot_row.nonzero()[0]  # B^-1 stays sparse: the other columns would change by exact zeros
-        tableau[:, changed] -= column[:, None] * pivot_row[changed]
-        tableau[row] = pivot_row
-        leaving = int(basic[row])
-        basic[row] = entering
+        leaving = _pivot(tableau, basic, row, column, entering)
         pivots += 1
         if leaving == artificial:
             return pivots
@@ -347,15 +342,40 @@ def _follow_path(
             raise LemkeError(f"Lemke revisited a basis after {pivots} pivots (cycling under degeneracy)")
         visited.add(signature)
         entering = leaving + n if leaving < n else leaving - n
-        if entering < n:
-            column = binv[:, entering].copy()
-        else:  # B^-1 W_j over the nonzeros of W_j; einsum, not BLAS: a threaded gemv runs 10-100x slower on a loaded machine
-            rows = W[:, entering - n].nonzero()[0]
-            column = -np.einsum("ij,j->i", binv[:, rows], W[rows, entering - n])
+        column = _tableau_column(W, binv, entering)
         candidates = (column > PIVOT_TOL * max(column.max(), -column.min())).nonzero()[0]
         if candidates.size == 0:
             raise _SecondaryRayError(pivots)
         row = _min_ratio_row(tableau, candidates, column, basic, primal_tol)
+
+
+def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray, entering: int) -> int:
+    """Pivot ``entering`` (tableau column ``column``) into ``row`` in place; returns the leaving variable.
+
+    A rank-one update restricted to the pivot row's nonzero columns: ``B^-1`` of an impact
+    LCP keeps some 5-20% nonzeros along a path, and the other columns would change by exact
+    zeros (the same arithmetic as the full update).
+    """
+    pivot_row = tableau[row] / column[row]
+    changed = pivot_row.nonzero()[0]
+    tableau[:, changed] -= column[:, None] * pivot_row[changed]
+    tableau[row] = pivot_row
+    leaving = int(basic[row])
+    basic[row] = entering
+    return leaving
+
+
+def _tableau_column(W: np.ndarray, binv: np.ndarray, variable: int) -> np.ndarray:
+    """The tableau column of ``variable`` (``y_j`` for ``j < n``, else ``z_{j-n}``): ``B^-1 e_j`` or ``-B^-1 W_j``.
+
+    The product runs over the nonzeros of ``W_j`` with einsum, not BLAS: a threaded gemv of
+    this size runs 10-100x slower on a loaded machine.
+    """
+    n = binv.shape[0]
+    if variable < n:
+        return binv[:, variable].copy()
+    rows = W[:, variable - n].nonzero()[0]
+    return -np.einsum("ij,j->i", binv[:, rows], W[rows, variable - n])
 
 
 def _solution_from_tableau(W: np.ndarray, w: np.ndarray, tableau: np.ndarray, basic: np.ndarray, pivots: int, tol: float) -> LCPSolution:
