@@ -19,6 +19,7 @@ from bullet_setimpact.laws.routh import integrate, step_lcp_bounds, step_solver
 from bullet_setimpact.lcp import RESIDUAL_TOL, basis_matrix, lcp_residual, lemke, random_covering
 from bullet_setimpact.lcp_milp import milp_lcp
 from bullet_setimpact.lcp_solve import complete_solve, solve_lcp
+from bullet_setimpact.problem import COLLISION_TOL
 
 from .hard_lcps import rigid_body_contacts
 
@@ -374,6 +375,31 @@ def test_auto_step_size_ignores_zero_normal_rows() -> None:
     for ``M = diag(4, 1)``, ``Jn_1 = [1, 0]``, ``v = [-2, 0]``."""
     problem = ImpactProblem(np.diag([4.0, 1.0]), np.array([[0.0, 0.0], [1.0, 0.0]]), np.zeros((2, 1, 2)), 0.0)
     assert RouthImpact("auto", 5).step_size(problem, np.array([-2.0, 0.0])) == pytest.approx(8.0, rel=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_auto_step_finishes_a_heavy_body_landing_on_a_light_one(seed: int) -> None:
+    """A light body (mass 1e-8) resting on the ground, a heavy one (mass 1) landing on it at 1 m/s.
+
+    Coordinates: heights ``x = (x_light, x_heavy)``; contacts ground-light (``Jn = [1, 0]``,
+    resting) and light-heavy (``Jn = [-1, 1]``, approaching at 1 m/s), frictionless.  The auto
+    step stops the approaching contact alone: ``1 / (1e8 + 1)`` N s.  Stopping the heavy body
+    takes 1 N s through that contact, but ``max_steps + final_steps + 1 = 151`` steps of at
+    most ``h`` supply 1.5e-6 N s: with that step fixed the impact cannot end.  The
+    Anitescu-Potra impulses (both 1 N s: the light body ends at rest, so the two impulses on it
+    balance) set the continuation's step, whose 100 caps ``U[0, 1]`` N s per contact fall short
+    of the needed ~1 N s with probability below ``2^100 / 100!``: it terminates."""
+    M = np.diag([1e-8, 1.0])
+    problem = ImpactProblem(M, np.array([[1.0, 0.0], [-1.0, 1.0]]), np.zeros((2, 1, 2)), 0.0)
+    v_minus = np.array([0.0, -1.0])
+    h = RouthImpact("auto", 50).step_size(problem, v_minus)
+    assert h == pytest.approx(1.0 / (1e8 + 1.0), rel=1e-12)
+    assert not RouthImpact(h, 50).resolve(problem, v_minus, rng=seed).terminated
+    result = RouthImpact("auto", 50).resolve(problem, v_minus, rng=seed)
+    assert result.terminated and not problem.colliding(result.v_plus).any()
+    assert result.energy_after <= result.energy_before * (1.0 + 1e-12)
+    # Non-colliding within COLLISION_TOL: v1+ >= -tol and v2+ - v1+ >= -tol, so v2+ = -1 + lambda_2 >= -2 tol.
+    assert result.normal_impulse[1] >= 1.0 - 2.0 * COLLISION_TOL
 
 
 @pytest.mark.parametrize("law", [AnitescuPotraImpact(), RouthImpact("auto", 50)], ids=["anitescu-potra", "routh"])
