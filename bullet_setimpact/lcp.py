@@ -148,6 +148,9 @@ def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarr
     return _lexicographic_min_row(tableau, tied, column)
 
 
+#: Above this size Lemke's pivots exploit the sparsity of ``B^-1`` and avoid threaded BLAS
+#: (:func:`_pivot`, :func:`_tableau_column`); below, the dense update is faster.
+SPARSE_PIVOT_SIZE = 128
 #: Attempts (each with a fresh random covering vector) before a randomized solve gives up.
 LEMKE_ATTEMPTS = 3
 #: A basis matrix with a larger condition number is rejected as singular to working precision.
@@ -256,7 +259,9 @@ def lemke(
     for d in coverings:
         for primal_tol in RATIO_TEST_SLACKS:
             # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
-            tableau = np.asfortranarray(np.hstack([wt[:, None], np.eye(n, dtype=dtype)]))  # column-major: see _follow_path
+            tableau = np.hstack([wt[:, None], np.eye(n, dtype=dtype)])
+            if n > SPARSE_PIVOT_SIZE:  # column-major: see _pivot
+                tableau = np.asfortranarray(tableau)
             basic = np.arange(n)
             try:
                 # First pivot: z0 enters (column -d); the row with the most negative w_i / d_i leaves.
@@ -308,7 +313,7 @@ def _path_solution(
             if not abs(column[row]) > PIVOT_TOL * np.abs(column).max():
                 reasons.append("singular basis")
                 continue
-            completed, completed_basic = tableau.copy(order="F"), basic.copy()
+            completed, completed_basic = tableau.copy(order="K"), basic.copy()
             _pivot(completed, completed_basic, row, column, entering)
             try:
                 return _solution_from_tableau(W, w, completed, completed_basic, ray.pivots, tol)
@@ -353,13 +358,17 @@ def _follow_path(
 def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray, entering: int) -> int:
     """Pivot ``entering`` (tableau column ``column``) into ``row`` in place; returns the leaving variable.
 
-    A rank-one update restricted to the pivot row's nonzero columns: ``B^-1`` of an impact
-    LCP keeps some 5-20% nonzeros along a path, and the other columns would change by exact
-    zeros (the same arithmetic as the full update).
+    A rank-one update; above :data:`SPARSE_PIVOT_SIZE` restricted to the pivot row's nonzero
+    columns of the column-major tableau: ``B^-1`` of an impact LCP keeps some 5-20% nonzeros
+    along a path, and the other columns would change by exact zeros (the same arithmetic as
+    the full update).
     """
     pivot_row = tableau[row] / column[row]
-    changed = pivot_row.nonzero()[0]
-    tableau[:, changed] -= column[:, None] * pivot_row[changed]
+    if tableau.shape[0] > SPARSE_PIVOT_SIZE:
+        changed = pivot_row.nonzero()[0]
+        tableau[:, changed] -= column[:, None] * pivot_row[changed]
+    else:
+        tableau -= column[:, None] * pivot_row
     tableau[row] = pivot_row
     leaving = int(basic[row])
     basic[row] = entering
@@ -369,12 +378,14 @@ def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray,
 def _tableau_column(W: np.ndarray, binv: np.ndarray, variable: int) -> np.ndarray:
     """The tableau column of ``variable`` (``y_j`` for ``j < n``, else ``z_{j-n}``): ``B^-1 e_j`` or ``-B^-1 W_j``.
 
-    The product runs over the nonzeros of ``W_j`` with einsum, not BLAS: a threaded gemv of
-    this size runs 10-100x slower on a loaded machine.
+    Above :data:`SPARSE_PIVOT_SIZE` the product runs over the nonzeros of ``W_j`` with
+    einsum, not BLAS: a threaded gemv of that size runs 10-100x slower on a loaded machine.
     """
     n = binv.shape[0]
     if variable < n:
         return binv[:, variable].copy()
+    if n <= SPARSE_PIVOT_SIZE:
+        return -(binv @ W[:, variable - n])
     rows = W[:, variable - n].nonzero()[0]
     return -np.einsum("ij,j->i", binv[:, rows], W[rows, variable - n])
 
