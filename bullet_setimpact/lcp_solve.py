@@ -21,6 +21,7 @@ from .lcp import (
     LCPSolution,
     basis_matrix,
     check_lcp,
+    default_coverings,
     lcp_residual,
     lemke,
     random_covering,
@@ -32,11 +33,26 @@ from .lcp_milp import HIGHS_TOLERANCES, feasible_point, milp_lcp
 #: arithmetic: seconds per path).
 LARGE_LCP = 256
 #: Above this size :func:`solve_lcp` caps Lemke's pivots at :data:`LARGE_PIVOT_FACTOR` ``n``
-#: instead of ``10 n + 100`` and tries one random and one default covering vector (not three
-#: of each): a failing path of size 1400 costs some 10 s, and the complete stage follows.
+#: instead of ``10 n + 100``, tries one random covering vector (not three) in stage 1, and
+#: the default ones in the order of :func:`large_lcp_coverings`: a failing path is long there.
 #: 704 is the largest step LCP of the former 64-contact limit, so results up to it are unchanged.
 PIVOT_CAP_SIZE = 704
-LARGE_PIVOT_FACTOR = 2
+#: (4: the jenga stack's step LCPs, n = 902, need up to 2.3 n pivots from random coverings.)
+LARGE_PIVOT_FACTOR = 4
+
+
+def large_lcp_coverings(n: int) -> list[np.ndarray]:
+    """:func:`~bullet_setimpact.lcp.default_coverings` with the covering of ones moved last (above :data:`PIVOT_CAP_SIZE`).
+
+    A symmetric stack ties exactly in the first ratio test under the covering of ones (two
+    mirror-image contacts with the same ``w_i``) and its degenerate path then cycles or ends on
+    a secondary ray after hundreds of pivots: the jenga stack's largest Anitescu-Potra LCP
+    does both.  Pseudo-random coverings break such ties.
+    """
+    ones, *others = default_coverings(n)
+    return [*others, ones]
+
+
 #: The stages of :func:`solve_lcp`, in order (``LCPSolution.method``).
 METHODS = ("lemke", "lemke default covering", "lemke longdouble", "milp")
 
@@ -58,8 +74,9 @@ def solve_lcp(
        the Routh law picks a random branch), or else the default coverings;
     2. ``"lemke default covering"``: :func:`default_coverings` (if stage 1 used others);
     3. ``"lemke longdouble"``: the same in extended precision (skipped above :data:`LARGE_LCP`);
-       above :data:`PIVOT_CAP_SIZE` fewer covering vectors are tried, each path capped at
-       :data:`LARGE_PIVOT_FACTOR` ``n`` pivots;
+       above :data:`PIVOT_CAP_SIZE` one random covering vector (not three) is tried in
+       stage 1, the default ones in the order of :func:`large_lcp_coverings`, and each path
+       is capped at :data:`LARGE_PIVOT_FACTOR` ``n`` pivots;
     4. ``"milp"``: the complete method (:func:`complete_solve`).
 
     Parameters
@@ -102,13 +119,15 @@ def solve_lcp(
     stages: list[tuple[str, type]] = [("lemke default covering" if reasons else "lemke", np.float64)]
     if n <= LARGE_LCP:
         stages.append(("lemke longdouble", np.longdouble))
+    coverings: list[np.ndarray | None] = list(large_lcp_coverings(n)) if large else [None]
     for method, dtype in stages:
-        try:
-            solution = lemke(W, w, covering=np.ones(n) if large else None, max_pivots=max_pivots, tol=tol, dtype=dtype)
-        except LemkeError as exc:
-            reasons.append(str(exc))
-            continue
-        return dataclasses.replace(solution, method=method)
+        for start in coverings:
+            try:
+                solution = lemke(W, w, covering=start, max_pivots=max_pivots, tol=tol, dtype=dtype)
+            except LemkeError as exc:
+                reasons.append(str(exc))
+                continue
+            return dataclasses.replace(solution, method=method)
     return complete_solve(W, w, bounds, tol, context="; ".join(dict.fromkeys(reasons)))
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, planar
+from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, lcp, planar
 from bullet_setimpact import lcp_solve as lcp_module
 from bullet_setimpact.errors import LCPSolverError, LemkeError
 from bullet_setimpact.laws.base import ImpactLaw
@@ -19,6 +19,7 @@ from bullet_setimpact.laws.routh import integrate, step_lcp_bounds, step_solver
 from bullet_setimpact.lcp import RESIDUAL_TOL, basis_matrix, lcp_residual, lemke, random_covering
 from bullet_setimpact.lcp_milp import milp_lcp
 from bullet_setimpact.lcp_solve import complete_solve, solve_lcp
+from bullet_setimpact.problem import COLLISION_TOL
 
 from .hard_lcps import rigid_body_contacts
 
@@ -110,6 +111,56 @@ def test_lemke_raises_on_an_lcp_without_solution() -> None:
     """``W = [[-1]], w = [-1]``: ``y = -z - 1 < 0`` for every ``z >= 0``, so no solution exists."""
     with pytest.raises(LCPError, match="ray"):
         lemke(np.array([[-1.0]]), np.array([-1.0]))
+
+
+def test_lemke_completes_a_secondary_ray_that_ends_at_a_solution(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path that ends on a secondary ray with ``z0 = 0`` is completed to the solution.
+
+    ``W = [[-1, -1, -1], [1, 1, 0], [1, 0, 1]]``, ``w = [1, -1, -1]``: ``y_2 >= 0`` and
+    ``y_3 >= 0`` need ``z_1 + z_2 >= 1`` and ``z_1 + z_3 >= 1``, ``y_1 >= 0`` needs
+    ``z_1 + z_2 + z_3 <= 1``; together ``z_2 = z_3 = 0`` and ``z_1 = 1``.  So ``z = (1, 0, 0)``
+    (``y = 0``) is the only feasible point and the only solution.  Lemke's path from the
+    covering of ones with the textbook ratio test reaches it with ``z0 = 0`` but ends on a
+    secondary ray (every ``y`` is degenerate), so the solution must come from pivoting ``z0``
+    out (a completion).
+    """
+    rays = []
+    follow_path = lcp._follow_path
+
+    def recording(*args: object, **kwargs: object) -> int:
+        try:
+            return follow_path(*args, **kwargs)  # type: ignore[arg-type]
+        except lcp._SecondaryRayError:
+            rays.append(True)
+            raise
+
+    monkeypatch.setattr(lcp, "_follow_path", recording)
+    monkeypatch.setattr(lcp, "RATIO_TEST_SLACKS", (0.0,))
+    W = np.array([[-1.0, -1.0, -1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0]])
+    solution = lemke(W, np.array([1.0, -1.0, -1.0]), covering=np.ones(3))
+    assert rays, "the path should end on a secondary ray"
+    np.testing.assert_allclose(solution.z, [1.0, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(solution.y, 0.0, atol=1e-12)
+
+
+def test_safe_inverse_rejects_ill_conditioned_bases() -> None:
+    """The condition check of basis inverses (:data:`~bullet_setimpact.lcp.MAX_CONDITION` = 1e13).
+
+    ``diag(1, d, 1)`` has condition number ``1 / d`` in every norm, and LAPACK's 1-norm
+    estimate is exact for a diagonal matrix (its first probe finds the largest column of the
+    inverse); ``[[1, a], [0, 1]]`` has inverse ``[[1, -a], [0, 1]]`` and 1-norm condition number
+    ``(1 + a)^2``, 1e16 for ``a = 1e8``: the estimate (a lower bound, rarely off by more than
+    3x) cannot fall below 1e13.  Exactly singular and non-finite matrices give None too.
+    """
+    assert lcp.MAX_CONDITION == 1e13
+    inverse = lcp.safe_inverse(np.diag([1.0, 1e-12, 1.0]))
+    assert inverse is not None
+    np.testing.assert_allclose(inverse, np.diag([1.0, 1e12, 1.0]), rtol=1e-15)
+    assert lcp.safe_inverse(np.diag([1.0, 1e-14, 1.0])) is None
+    assert lcp.safe_inverse(np.array([[1.0, 1e8], [0.0, 1.0]])) is None
+    np.testing.assert_allclose(lcp.safe_inverse(np.array([[1.0, 1e6], [0.0, 1.0]])), [[1.0, -1e6], [0.0, 1.0]])  # type: ignore[arg-type]
+    assert lcp.safe_inverse(np.array([[1.0, 2.0], [2.0, 4.0]])) is None
+    assert lcp.safe_inverse(np.array([[1.0, np.inf], [0.0, 1.0]])) is None
 
 
 def test_lemke_pivot_cap_is_reported() -> None:
@@ -324,6 +375,31 @@ def test_auto_step_size_ignores_zero_normal_rows() -> None:
     for ``M = diag(4, 1)``, ``Jn_1 = [1, 0]``, ``v = [-2, 0]``."""
     problem = ImpactProblem(np.diag([4.0, 1.0]), np.array([[0.0, 0.0], [1.0, 0.0]]), np.zeros((2, 1, 2)), 0.0)
     assert RouthImpact("auto", 5).step_size(problem, np.array([-2.0, 0.0])) == pytest.approx(8.0, rel=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_auto_step_finishes_a_heavy_body_landing_on_a_light_one(seed: int) -> None:
+    """A light body (mass 1e-8) resting on the ground, a heavy one (mass 1) landing on it at 1 m/s.
+
+    Coordinates: heights ``x = (x_light, x_heavy)``; contacts ground-light (``Jn = [1, 0]``,
+    resting) and light-heavy (``Jn = [-1, 1]``, approaching at 1 m/s), frictionless.  The auto
+    step stops the approaching contact alone: ``1 / (1e8 + 1)`` N s.  Stopping the heavy body
+    takes 1 N s through that contact, but ``max_steps + final_steps + 1 = 151`` steps of at
+    most ``h`` supply 1.5e-6 N s: with that step fixed the impact cannot end.  The
+    Anitescu-Potra impulses (both 1 N s: the light body ends at rest, so the two impulses on it
+    balance) set the continuation's step, whose 100 caps ``U[0, 1]`` N s per contact fall short
+    of the needed ~1 N s with probability below ``2^100 / 100!``: it terminates."""
+    M = np.diag([1e-8, 1.0])
+    problem = ImpactProblem(M, np.array([[1.0, 0.0], [-1.0, 1.0]]), np.zeros((2, 1, 2)), 0.0)
+    v_minus = np.array([0.0, -1.0])
+    h = RouthImpact("auto", 50).step_size(problem, v_minus)
+    assert h == pytest.approx(1.0 / (1e8 + 1.0), rel=1e-12)
+    assert not RouthImpact(h, 50).resolve(problem, v_minus, rng=seed).terminated
+    result = RouthImpact("auto", 50).resolve(problem, v_minus, rng=seed)
+    assert result.terminated and not problem.colliding(result.v_plus).any()
+    assert result.energy_after <= result.energy_before * (1.0 + 1e-12)
+    # Non-colliding within COLLISION_TOL: v1+ >= -tol and v2+ - v1+ >= -tol, so v2+ = -1 + lambda_2 >= -2 tol.
+    assert result.normal_impulse[1] >= 1.0 - 2.0 * COLLISION_TOL
 
 
 @pytest.mark.parametrize("law", [AnitescuPotraImpact(), RouthImpact("auto", 50)], ids=["anitescu-potra", "routh"])

@@ -38,7 +38,8 @@ def solve_anitescu_potra(problem: ImpactProblem, v: np.ndarray) -> tuple[np.ndar
     """The solution of the Anitescu-Potra LCP: ``(v_plus, [lambda_n; lambda_D], solution)``.
 
     :func:`~bullet_setimpact.lcp_solve.solve_lcp` without a covering vector: Lemke's default
-    covering vectors (ones, then fixed pseudo-random ones), so the result is deterministic.
+    covering vectors (ones, then fixed pseudo-random ones; above ``PIVOT_CAP_SIZE`` the ones
+    last, :func:`~bullet_setimpact.lcp_solve.large_lcp_coverings`), so the result is deterministic.
     No bounds are passed to the complete stage: where rows are redundant (dependent
     ``Jbar`` rows) the impulses are bounded only along the range of ``Jbar^T`` (by the
     kinetic energy), so no finite bound holds for every problem; the complete stage then

@@ -24,6 +24,7 @@ from scipy.stats import qmc
 from ..errors import SamplesDroppedWarning
 from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
 from ..validation import positive_int, positive_number
+from .anitescu_potra import solve_anitescu_potra
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
 from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
 from .restitution import elastic_step_solver, finished, integrate_elastic
@@ -221,6 +222,21 @@ class RouthImpact(ImpactLaw):
         stopping = np.max(-normal[movable] / effective[movable], initial=0.0)
         return float(stopping) if stopping > 0.0 else 1.0
 
+    def _continuation_step(self, problem: ImpactProblem, v: np.ndarray, step: float) -> float:
+        """``h`` of :meth:`resolve`'s steps beyond ``max_steps``: ``step``, or for ``step="auto"`` at
+        least the largest normal impulse of the Anitescu-Potra outcome from ``v`` (journal eqs. 31-33).
+
+        The auto step stops any single contact alone, but a contact between a light body and
+        a heavy one (mass ratio 1e8) stops at ``h ~ m_light v`` while the heavy body behind it
+        needs ``~ m_heavy v``: ``max_steps + final_steps`` such steps cannot supply it.  The
+        Anitescu-Potra impulses end the collision in one step, so they are the collision's
+        own scale.  Impacts that end within ``max_steps`` steps are unchanged.
+        """
+        if self.step != "auto":
+            return step
+        impulse = solve_anitescu_potra(problem, v)[1][: problem.contacts]
+        return max(step, float(impulse.max(initial=0.0)))
+
     def _problem(self, problem: ImpactProblem) -> ImpactProblem:
         """``problem`` with this law's friction-direction count, if it overrides one."""
         if self.friction_directions is None or self.friction_directions == problem.directions:
@@ -241,6 +257,7 @@ class RouthImpact(ImpactLaw):
         impulse = run.impulse[0]
         final_steps = 0
         if problem.colliding(run.velocity[0]):  # continue Algorithm 1, then Algorithm 2's final step
+            step = self._continuation_step(problem, run.velocity[0], step)
             final_caps = np.concatenate(
                 [step * rng.random((1, self.final_steps, m)), np.full((1, 1, m), final_step_cap(problem, step / 100.0))], axis=1
             )
