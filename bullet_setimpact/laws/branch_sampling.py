@@ -312,15 +312,7 @@ class BatchedLCPSolver:
                 direct[i], choice[i] = found, UNCACHED
             else:
                 choice[i] = found
-        while (pending := np.flatnonzero(choice == -1)).size:
-            i = pending[0]
-            solved = self._lemke_index(u[i], rng)
-            if isinstance(solved, LCPSolution):
-                direct[i], choice[i] = solved.z, UNCACHED
-                continue
-            feasible = (self._cache[solved].response @ columns[:, pending]).min(axis=0) >= -scale[pending]
-            choice[pending[feasible]] = solved
-            choice[i] = solved
+        self._solve_misses(u, columns, scale, choice, direct, rng)
 
         z = np.zeros((samples, self.W.shape[0]))
         for i, solution in direct.items():
@@ -338,6 +330,41 @@ class BatchedLCPSolver:
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}
         self.stats.bases = len(self._cache)
         return np.maximum(z, 0.0, out=z)
+
+    def _solve_misses(
+        self,
+        u: np.ndarray,
+        columns: np.ndarray,
+        scale: np.ndarray,
+        choice: np.ndarray,
+        direct: dict[int, np.ndarray],
+        rng: np.random.Generator,
+    ) -> None:
+        """Lemke on the first sample still without a basis (``choice == -1``), its basis then answering
+        every later such sample it is feasible for; repeated until none is left (updates ``choice``
+        and ``direct`` in place).
+
+        The samples left and their columns are kept compacted: a basis that answers no other sample
+        drops the first column by slicing, so each Lemke call costs one product over the samples left
+        instead of a search of the whole batch and a gather of its columns."""
+        pending = np.flatnonzero(choice == -1)
+        left, bound = columns[:, pending], -scale[pending]
+        while pending.size:
+            i = pending[0]
+            solved = self._lemke_index(u[i], rng)
+            if isinstance(solved, LCPSolution):
+                direct[i], choice[i] = solved.z, UNCACHED
+                pending, left, bound = pending[1:], left[:, 1:], bound[1:]
+                continue
+            feasible = (self._cache[solved].response @ left).min(axis=0) >= bound
+            choice[pending[feasible]] = solved
+            choice[i] = solved
+            if feasible[1:].any():
+                keep = ~feasible
+                keep[0] = False
+                pending, left, bound = pending[keep], left[:, keep], bound[keep]
+            else:
+                pending, left, bound = pending[1:], left[:, 1:], bound[1:]
 
     def _first_feasible(self, first: int, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
         """For each column ``u``, the first cache index from ``first`` on whose basis is feasible
