@@ -183,40 +183,65 @@ def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray) 
 class _CachedBasis:
     basis: np.ndarray  # (n,) bool
     response: np.ndarray  # (n, p): basic values x = response @ u
+    row: int  # its row in the solver's stacked responses and screening rows (order of discovery)
     hits: int = 0
-    screen: np.ndarray | None = None  # (SCREEN_ROWS,) rows of response tested first (see _first_feasible)
+    screened: bool = False  # its screening rows are chosen (see _choose_screens)
+
+
+@dataclass
+class _Stack:
+    """Arrays of one shape kept as the rows of one array, so a group of them is one take instead of
+    one ``np.array`` over a list (the cache's order changes with every solve; their rows do not)."""
+
+    shape: tuple[int, ...]
+    data: np.ndarray = field(init=False)
+    count: int = 0
+
+    def __post_init__(self) -> None:
+        self.data = np.empty((16, *self.shape))
+
+    def append(self, value: np.ndarray) -> None:
+        """Store ``value`` in the next row (doubling the capacity when full)."""
+        if self.count == len(self.data):
+            grown = np.empty((2 * len(self.data), *self.shape))
+            grown[: self.count] = self.data[: self.count]
+            self.data = grown
+        self.data[self.count] = value
+        self.count += 1
 
 
 def _screened_feasibility(responses: np.ndarray, screens: np.ndarray, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """:func:`_feasibility`, computing first only the ``screens`` rows (shape ``(K, r)``) of each basis
-    and the full ``responses[k] @ columns`` only on the columns those rows pass.  A screening row
-    below ``-scale`` proves the basis infeasible, so the answer is :func:`_feasibility`'s (a product
-    of another shape may round a value differently by an ulp, which matters only for a value
-    within an ulp of ``-scale``)."""
-    feasible = _feasibility(np.take_along_axis(responses, screens[:, :, None], axis=1), columns, scale)
+    """:func:`_feasibility`, computing first only the ``screens`` rows (shape ``(K, r, p)``, rows of
+    ``responses``) of each basis and the full ``responses[k] @ columns`` only on the columns those
+    rows pass.  A screening row below ``-scale`` proves the basis infeasible, so the answer is
+    :func:`_feasibility`'s (a product of another shape may round a value differently by an ulp,
+    which matters only for a value within an ulp of ``-scale``)."""
+    feasible = _feasibility(screens, columns, scale)
     for k in np.flatnonzero(feasible.any(axis=1)):
         passing = np.flatnonzero(feasible[k])
         feasible[k, passing] = (responses[k] @ columns[:, passing]).min(axis=0) >= -scale[passing]
     return feasible
 
 
-def _choose_screens(entries: list[_CachedBasis], columns: np.ndarray, scale: np.ndarray) -> None:
-    """Give each entry without one the :data:`SCREEN_ROWS` rows of its ``response`` most often below
+def _choose_screens(entries: list[_CachedBasis], responses: _Stack, screens: _Stack, columns: np.ndarray, scale: np.ndarray) -> None:
+    """Give each entry without them the :data:`SCREEN_ROWS` rows of its ``response`` most often below
     ``-scale`` on the first :data:`SCREEN_PROBES` ``columns`` (greedily: each row counts only the
-    columns the rows before it let pass)."""
-    new = [entry for entry in entries if entry.screen is None]
+    columns the rows before it let pass), stored in its row of ``screens`` (of ``responses``'s rows)."""
+    new = [entry for entry in entries if not entry.screened]
     if not new:
         return
     probes = columns[:, :SCREEN_PROBES]
-    violated = np.array([entry.response for entry in new]) @ probes < -scale[:SCREEN_PROBES]
+    stacked = responses.data[[entry.row for entry in new]]
+    violated = stacked @ probes < -scale[:SCREEN_PROBES]
     passing = np.ones((len(new), probes.shape[1]), dtype=bool)
     rows = np.empty((len(new), SCREEN_ROWS), dtype=int)
     every = np.arange(len(new))
     for k in range(SCREEN_ROWS):
         rows[:, k] = (violated & passing[:, None, :]).sum(axis=2).argmax(axis=1)
         passing &= ~violated[every, rows[:, k]]
-    for entry, chosen in zip(new, rows, strict=True):
-        entry.screen = chosen
+    for entry, chosen in zip(new, np.take_along_axis(stacked, rows[:, :, None], axis=1), strict=True):
+        screens.data[entry.row] = chosen
+        entry.screened = True
 
 
 @dataclass
@@ -267,6 +292,8 @@ class BatchedLCPSolver:
         self._sparsify = np.asarray(self.sparsify, dtype=int)
         self._cache: list[_CachedBasis] = []
         self._position: dict[bytes, int] = {}
+        self._responses = _Stack((n, self.rhs_map.shape[1]))
+        self._screens = _Stack((SCREEN_ROWS, self.rhs_map.shape[1]))
 
     @property
     def bases(self) -> list[np.ndarray]:
@@ -375,19 +402,19 @@ class BatchedLCPSolver:
         run out, to about :data:`REST_VALUES` values per block.  On many columns a block is
         screened first (:func:`_screened_feasibility`; its size then counts screening values)."""
         rest = self._cache[first:]
-        _choose_screens(rest, columns, scale)
-        responses = np.array([entry.response for entry in rest])
-        screens = np.array([entry.screen for entry in rest])
+        _choose_screens(rest, self._responses, self._screens, columns, scale)
+        rows = np.fromiter((entry.row for entry in rest), dtype=int, count=len(rest))
         found = np.full(columns.shape[1], -1)
         todo = np.arange(columns.shape[1])
         begin = 0
-        while todo.size and begin < len(responses):
+        while todo.size and begin < len(rows):
             screened = todo.size >= SCREEN_MIN_SAMPLES
-            end = begin + max(REST_BLOCK, REST_VALUES // ((SCREEN_ROWS if screened else responses.shape[1]) * todo.size))
+            end = begin + max(REST_BLOCK, REST_VALUES // ((SCREEN_ROWS if screened else self.W.shape[0]) * todo.size))
+            responses = self._responses.data[rows[begin:end]]
             if screened:
-                feasible = _screened_feasibility(responses[begin:end], screens[begin:end], columns[:, todo], scale[todo])
+                feasible = _screened_feasibility(responses, self._screens.data[rows[begin:end]], columns[:, todo], scale[todo])
             else:
-                feasible = _feasibility(responses[begin:end], columns[:, todo], scale[todo])
+                feasible = _feasibility(responses, columns[:, todo], scale[todo])
             hit = feasible.any(axis=0)
             found[todo[hit]] = first + begin + feasible.argmax(axis=0)[hit]
             todo, begin = todo[~hit], end
@@ -421,5 +448,8 @@ class BatchedLCPSolver:
         key = solution.basis.tobytes()
         if key not in self._position:
             self._position[key] = len(self._cache)
-            self._cache.append(_CachedBasis(solution.basis, solution.basis_inverse @ self.rhs_map))
+            response = solution.basis_inverse @ self.rhs_map
+            self._cache.append(_CachedBasis(solution.basis, response, self._responses.count))
+            self._responses.append(response)
+            self._screens.append(np.zeros((SCREEN_ROWS, self.rhs_map.shape[1])))
         return self._position[key]
