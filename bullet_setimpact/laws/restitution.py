@@ -129,7 +129,7 @@ def integrate_elastic(
     path = [velocity.copy()] if record_path else []
     normal = problem.normal_velocities(velocity)
     for index in range(caps.shape[1]):
-        running = np.any(normal < -COLLISION_TOL, axis=1) | np.any(stored > 0.0, axis=1)
+        running = np.any((normal < -COLLISION_TOL) | (stored > 0.0), axis=1)
         if not running.any():
             break
         active = active_rows(running)
