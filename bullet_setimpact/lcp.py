@@ -335,7 +335,11 @@ def _follow_path(
     artificial = 2 * n
     entering = artificial
     pivots = 0
-    visited: set[bytes] = set()
+    # The set of basic variables as the bits of an integer, updated per pivot (cheaper than sorting ``basic``).
+    members = sum(1 << int(variable) for variable in basic)
+    visited: set[int] = set()
+    # Rows are the columns of ``-W``: ``B^-1 (-W_j)`` is ``-(B^-1 W_j)`` exactly (negation commutes with rounding).
+    negated = None if n > SPARSE_PIVOT_SIZE else np.ascontiguousarray(-W.T)
     while True:
         leaving = _pivot(tableau, basic, row, column, entering)
         pivots += 1
@@ -343,12 +347,12 @@ def _follow_path(
             return pivots
         if pivots >= max_pivots:
             raise LemkeError(f"Lemke reached the pivot cap ({max_pivots}) without a solution")
-        signature = np.sort(basic).tobytes()
-        if signature in visited:  # round-off broke the lexicographic order: a path never repeats a basis
+        members ^= (1 << leaving) | (1 << entering)
+        if members in visited:  # round-off broke the lexicographic order: a path never repeats a basis
             raise LemkeError(f"Lemke revisited a basis after {pivots} pivots (cycling under degeneracy)")
-        visited.add(signature)
+        visited.add(members)
         entering = leaving + n if leaving < n else leaving - n
-        column = _tableau_column(W, binv, entering)
+        column = binv @ negated[entering - n] if negated is not None and entering >= n else _tableau_column(W, binv, entering)
         candidates = (column > PIVOT_TOL * max(column.max(), -column.min())).nonzero()[0]
         if candidates.size == 0:
             raise _SecondaryRayError(pivots)
