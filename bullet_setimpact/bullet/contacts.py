@@ -149,6 +149,11 @@ class ContactFinder:
         self._shapes.clear()
         self._vertices.clear()
         self._friction.clear()
+        # read every link's static data now, not in the first contact query (an impact)
+        for body in world_bodies(self.client):
+            for link in range(-1, p.getNumJoints(body, physicsClientId=self.client)):
+                self._link_vertices(body, link)
+                self.friction(body, link, body, link)
 
     # ------------------------------------------------------------------ gaps
     def closest(self, distance: float, bodies: set[int] | None = None) -> list[Contact]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .frames import cross
+
 #: Normals closer than this (in norm of the difference) count as one face's normal.
 PARALLEL = 1e-6
 #: Merge distance as a fraction of the smallest extent of the pair's shapes.
@@ -41,9 +43,9 @@ def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
         return list(range(count))
     normal = normals[0]
     helper = np.eye(3)[np.argmin(np.abs(normal))]
-    u = np.cross(helper, normal)
+    u = cross(helper, normal)
     u /= np.linalg.norm(u)
-    w = np.cross(normal, u)
+    w = cross(normal, u)
     planar = np.column_stack([points @ u, points @ w])
     extent = float(np.ptp(planar, axis=0).max())
     if extent == 0.0:
