@@ -310,7 +310,10 @@ class ImpactSimulator:
         end_gap = max(min(self.finder.feature_gaps(features, far).values()), -far)
         start_gap = min(self._feature_gaps_at(snapshot, 0.0, features, far), far)
 
+        evaluated = [0.0]  # the time the world is at: the last evaluation's
+
         def gap_after(tau: float) -> float:
+            evaluated[0] = tau
             return self._feature_gaps_at(snapshot, tau, features, far)
 
         # Localize just inside contact, so Bullet's manifold holds the new points as resting
@@ -319,7 +322,8 @@ class ImpactSimulator:
         target = TARGET_FRACTION * self.contact_tolerance * (1.0 if pushed else -1.0)
         accuracy = TARGET_FRACTION * self.contact_tolerance
         tau = 0.0 if start_gap <= target else localize(gap_after, duration, target, start_gap, end_gap, accuracy)
-        gap_after(tau)
+        if evaluated[0] != tau:  # brentq's last evaluation is usually the root: the world is there
+            gap_after(tau)
         events = self._resolve_and_track(start_time + tau)
         if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the step
             self._bullet_step(duration)
