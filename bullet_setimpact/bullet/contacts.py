@@ -139,6 +139,7 @@ class ContactFinder:
         self._shapes: dict[tuple[int, int], list[_Shape]] = {}
         self._vertices: dict[tuple[int, int], np.ndarray | None] = {}
         self._friction: dict[tuple[int, int], float] = {}
+        self._reach: dict[tuple[int, int], float] = {}
         self._probe = p.createCollisionShape(p.GEOM_SPHERE, radius=PROBE_RADIUS, physicsClientId=client)
         self._warned: set[tuple[int, int, int, int]] = set()
         self.refresh_bodies()
@@ -149,10 +150,12 @@ class ContactFinder:
         self._shapes.clear()
         self._vertices.clear()
         self._friction.clear()
+        self._reach.clear()
         # read every link's static data now, not in the first contact query (an impact)
         for body in world_bodies(self.client):
             for link in range(-1, p.getNumJoints(body, physicsClientId=self.client)):
                 self._link_vertices(body, link)
+                self._link_reach(body, link)
                 self.friction(body, link, body, link)
 
     # ------------------------------------------------------------------ gaps
@@ -326,22 +329,45 @@ class ContactFinder:
             self._vertices[key] = np.vstack(corners) if corners else None
         return self._vertices[key]
 
+    def _link_reach(self, body: int, link: int) -> float:
+        """Radius [m] of a ball about the link's inertial origin that holds all its shapes
+        (``inf`` when a shape is not a box or a sphere)."""
+        key = (body, link)
+        if key not in self._reach:
+            radii = [
+                float(np.linalg.norm(shape.position))
+                + (float(np.linalg.norm(shape.dimensions)) / 2.0 if shape.geometry == p.GEOM_BOX else float(shape.dimensions[0]))
+                if shape.geometry in (p.GEOM_BOX, p.GEOM_SPHERE)
+                else np.inf
+                for shape in self._link_shapes(body, link)
+            ]
+            self._reach[key] = max(radii, default=np.inf)
+        return self._reach[key]
+
     def _vertex_gaps(
-        self, body_v: int, link_v: int, body_s: int, link_s: int, indices: np.ndarray | None = None
+        self, body_v: int, link_v: int, body_s: int, link_s: int, indices: np.ndarray | None = None, near: float | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]]:
         """Vertices of link ``v`` (world), their gaps and unit normals to link ``s``.
 
         Returns ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and
         shape of ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
+        ``near``: return no rows when every vertex is farther than ``near`` from link ``s``'s
+        ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.
         """
+        empty = np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, dtype=int), []
         local = self._link_vertices(body_v, link_v)
         if local is None:
-            return np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, dtype=int), []
+            return empty
         origin, rotation = inertial_pose(self.client, body_v, link_v)
         if indices is None:
             indices = np.arange(len(local))
         vertices = local[indices] @ rotation.T + origin
         s_origin, s_rotation = inertial_pose(self.client, body_s, link_s)
+        if near is not None:
+            offsets = vertices - s_origin
+            reach = self._link_reach(body_s, link_s) + near
+            if np.einsum("ij,ij->i", offsets, offsets).min() > reach * reach * (1.0 + 1e-9):  # margin for rounding
+                return empty
         shapes = self._link_shapes(body_s, link_s)
         measured = [
             self._vertex_distances(vertices, shape, s_origin + s_rotation @ shape.position, s_rotation @ shape.rotation, body_s, link_s)
@@ -357,7 +383,7 @@ class ContactFinder:
 
     def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
         """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
-        vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s)
+        vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s, near=self.tolerance)
         mu = self.friction(body_v, link_v, body_s, link_s)
         found = []
         # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
