@@ -354,7 +354,13 @@ class ContactFinder:
         ``near``: return no rows when every vertex is farther than ``near`` from link ``s``'s
         ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.
         """
-        empty = np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, dtype=int), []
+        empty: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]] = (
+            np.zeros((0, 3)),
+            np.zeros(0),
+            np.zeros((0, 3)),
+            np.zeros(0, dtype=int),
+            [],
+        )
         local = self._link_vertices(body_v, link_v)
         if local is None:
             return empty
