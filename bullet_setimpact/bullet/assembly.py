@@ -38,12 +38,7 @@ def contact_problem(
     """
     M = configuration.mass_matrix()
     normals = np.array([contact.normal for contact in contacts])
-    jacobians = np.array(
-        [
-            configuration.point_jacobian(c.body_a, c.link_a, c.position_a) - configuration.point_jacobian(c.body_b, c.link_b, c.position_b)
-            for c in contacts
-        ]
-    )
+    jacobians = _side_jacobians(contacts, configuration, 0) - _side_jacobians(contacts, configuration, 1)
     tangents = np.array([tangent_basis(normal) for normal in normals])
     Jn = np.einsum("id,idv->iv", normals, jacobians)
     Jt = np.einsum("ikd,idv->ikv", tangents, jacobians)
@@ -66,6 +61,19 @@ def contact_problem(
         restitution=np.asarray(restitution)[keep] if elastic else None,
     )
     return problem, [contacts[i] for i in keep]
+
+
+def _side_jacobians(contacts: list[Contact], configuration: Configuration, side: int) -> np.ndarray:
+    """``J(p)`` ``(m, 3, nv)`` of every contact's point on its link A (``side`` 0) or B (1),
+    one :meth:`~.configuration.Configuration.point_jacobian` call per link."""
+    rows: dict[tuple[int, int], list[int]] = {}
+    for i, contact in enumerate(contacts):
+        rows.setdefault(contact.pair[side], []).append(i)
+    jacobians = np.empty((len(contacts), 3, configuration.model.nv))
+    for (body, link), indices in rows.items():
+        points = np.array([(contacts[i].position_a, contacts[i].position_b)[side] for i in indices])
+        jacobians[indices] = configuration.point_jacobian(body, link, points)
+    return jacobians
 
 
 def combined_restitution(client: int, contacts: list[Contact]) -> np.ndarray:
