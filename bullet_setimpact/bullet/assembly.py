@@ -99,7 +99,17 @@ def tangent_basis(normal: np.ndarray) -> np.ndarray:
 
 
 def planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
-    """``(m, 1, nv)`` tangent Jacobians if every contact can slide along one direction only."""
+    """``(m, 1, nv)`` tangent Jacobians if every contact can slide along one direction only.
+
+    A contact whose 2x2 Gram matrix ``G = Jt Jt^T`` has ``det G / tr G`` (a lower bound of
+    ``sigma_2^2``, exact to ``eps tr G``) above ``1e-12 max(tr G, 1)`` has ``sigma_2`` far
+    above the rank threshold: the problem is spatial without the SVD.
+    """
+    gram = Jt @ np.swapaxes(Jt, 1, 2)
+    trace = gram[:, 0, 0] + gram[:, 1, 1]
+    det = gram[:, 0, 0] * gram[:, 1, 1] - gram[:, 0, 1] * gram[:, 1, 0]
+    if np.any((trace > 0.0) & (det > 1e-12 * trace * np.maximum(trace, 1.0))):
+        return None
     u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts
     if np.any(singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)):
         return None

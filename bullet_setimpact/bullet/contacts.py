@@ -250,10 +250,13 @@ class ContactFinder:
                 continue
             (body_a, link_a), (body_b, link_b) = feature[1]
             points = p.getClosestPoints(body_a, body_b, distance, link_a, link_b, physicsClientId=self.client)
+            closest = min((point[8] for point in points), default=np.inf)
+            # corners farther than Bullet's closest point cannot be the minimum: skip links beyond it
+            near = max(closest, 0.0) if points else None
             gaps[feature] = min(
-                min((point[8] for point in points), default=np.inf),
-                float(self._vertex_gaps(body_a, link_a, body_b, link_b)[1].min(initial=np.inf)),
-                float(self._vertex_gaps(body_b, link_b, body_a, link_a)[1].min(initial=np.inf)),
+                closest,
+                float(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near)[1].min(initial=np.inf)),
+                float(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near)[1].min(initial=np.inf)),
             )
         return gaps
 
