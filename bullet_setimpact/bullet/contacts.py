@@ -15,9 +15,12 @@ the shipped URDFs use boxes and spheres.
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import pybullet as p
@@ -37,6 +40,19 @@ PROBE_RADIUS = 1e-4
 #: a tilted corner up to ``margin (sqrt(3) - 1) = 0.73 mm`` too far; pairs are therefore
 #: found with this slack and measured on the vertices.
 SEED_MARGIN = 2e-3
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+#: ``_vertex_gaps``' answer without rows (read-only: shared by every call).
+_NO_ROWS: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]] = (
+    np.zeros((0, 3)),
+    np.zeros(0),
+    np.zeros((0, 3)),
+    np.zeros(0, dtype=int),
+    [],
+)
+for _array in _NO_ROWS[:4]:
+    _array.setflags(write=False)
 
 
 Pair = tuple[tuple[int, int], tuple[int, int]]
@@ -119,6 +135,22 @@ def _box_corners(half_extents: np.ndarray) -> np.ndarray:
     return signs * half_extents
 
 
+def _one_configuration(method: Callable[Concatenate[ContactFinder, _P], _R]) -> Callable[Concatenate[ContactFinder, _P], _R]:
+    """Read each link pose once during the query ``method`` (the world does not move within it)."""
+
+    @functools.wraps(method)
+    def query(self: ContactFinder, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if self._poses is not None:  # inside another query
+            return method(self, *args, **kwargs)
+        self._poses = {}
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._poses = None
+
+    return query
+
+
 class ContactFinder:
     """Finds the contact set of the bodies of a PyBullet client (see module docstring).
 
@@ -140,6 +172,7 @@ class ContactFinder:
         self._vertices: dict[tuple[int, int], np.ndarray | None] = {}
         self._friction: dict[tuple[int, int], float] = {}
         self._reach: dict[tuple[int, int], float] = {}
+        self._poses: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None
         self._probe = p.createCollisionShape(p.GEOM_SPHERE, radius=PROBE_RADIUS, physicsClientId=client)
         self._warned: set[tuple[int, int, int, int]] = set()
         self.refresh_bodies()
@@ -184,6 +217,7 @@ class ContactFinder:
         return gaps
 
     # ---------------------------------------------------------------- contacts
+    @_one_configuration
     def contacts(self) -> list[Contact]:
         """The full contact set (gap <= tolerance), completed from the shapes' vertices.
 
@@ -229,6 +263,7 @@ class ContactFinder:
         polygon = polygon_indices(np.array([c.position_a for c in kept]), np.array([c.normal for c in kept]))
         return [kept[i] for i in polygon]
 
+    @_one_configuration
     def feature_gaps(self, features: list[Feature], distance: float) -> dict[Feature, float]:
         """Current gaps of the given features (``inf`` beyond ``distance`` for pair features).
 
@@ -332,6 +367,15 @@ class ContactFinder:
             self._vertices[key] = np.vstack(corners) if corners else None
         return self._vertices[key]
 
+    def _pose(self, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
+        """The link's inertial pose (:func:`~.frames.inertial_pose`), read once per query."""
+        if self._poses is None:
+            return inertial_pose(self.client, body, link)
+        key = (body, link)
+        if key not in self._poses:
+            self._poses[key] = inertial_pose(self.client, body, link)
+        return self._poses[key]
+
     def _link_reach(self, body: int, link: int) -> float:
         """Radius [m] of a ball about the link's inertial origin that holds all its shapes
         (``inf`` when a shape is not a box or a sphere)."""
@@ -357,26 +401,19 @@ class ContactFinder:
         ``near``: return no rows when every vertex is farther than ``near`` from link ``s``'s
         ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.
         """
-        empty: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]] = (
-            np.zeros((0, 3)),
-            np.zeros(0),
-            np.zeros((0, 3)),
-            np.zeros(0, dtype=int),
-            [],
-        )
         local = self._link_vertices(body_v, link_v)
         if local is None:
-            return empty
-        origin, rotation = inertial_pose(self.client, body_v, link_v)
+            return _NO_ROWS
+        origin, rotation = self._pose(body_v, link_v)
         if indices is None:
             indices = np.arange(len(local))
         vertices = local[indices] @ rotation.T + origin
-        s_origin, s_rotation = inertial_pose(self.client, body_s, link_s)
+        s_origin, s_rotation = self._pose(body_s, link_s)
         if near is not None:
             offsets = vertices - s_origin
             reach = self._link_reach(body_s, link_s) + near
             if np.einsum("ij,ij->i", offsets, offsets).min() > reach * reach * (1.0 + 1e-9):  # margin for rounding
-                return empty
+                return _NO_ROWS
         shapes = self._link_shapes(body_s, link_s)
         measured = [
             self._vertex_distances(vertices, shape, s_origin + s_rotation @ shape.position, s_rotation @ shape.rotation, body_s, link_s)
