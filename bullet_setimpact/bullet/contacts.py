@@ -229,11 +229,8 @@ class ContactFinder:
         for seed in self.closest(self.tolerance + SEED_MARGIN):
             candidates = self._vertex_contacts(seed.body_a, seed.link_a, seed.body_b, seed.link_b, flip=False)
             candidates += self._vertex_contacts(seed.body_b, seed.link_b, seed.body_a, seed.link_a, flip=True)
-            manifold = [
-                self._from_bullet(point)
-                for point in p.getContactPoints(seed.body_a, seed.body_b, seed.link_a, seed.link_b, physicsClientId=self.client)
-            ]
-            candidates += [contact for contact in manifold if contact.gap <= self.tolerance]
+            manifold = p.getContactPoints(seed.body_a, seed.body_b, seed.link_a, seed.link_b, physicsClientId=self.client)
+            candidates += [self._from_bullet(point) for point in manifold if float(point[8]) <= self.tolerance]
             if not candidates and seed.gap <= self.tolerance:
                 candidates = [seed]
             result += self._reduce(candidates)
