@@ -54,14 +54,15 @@ def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
     if extent == 0.0:
         return [0]
     tolerance = 1e-9 * extent * extent
-    order = sorted(range(count), key=lambda i: (planar[i, 0], planar[i, 1]))
+    coordinates = planar.tolist()  # Python floats: the same IEEE operations, without numpy's scalar overhead
+    order = sorted(range(count), key=lambda i: coordinates[i])
 
     def chain(indices: list[int]) -> list[int]:
         hull: list[int] = []
         for i in indices:
             while len(hull) >= 2:
-                a, b = planar[hull[-2]], planar[hull[-1]]
-                turn = (b[0] - a[0]) * (planar[i, 1] - a[1]) - (b[1] - a[1]) * (planar[i, 0] - a[0])
+                a, b, c = coordinates[hull[-2]], coordinates[hull[-1]], coordinates[i]
+                turn = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
                 if turn > tolerance:
                     break
                 hull.pop()
