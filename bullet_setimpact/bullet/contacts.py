@@ -427,15 +427,19 @@ class ContactFinder:
     def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
         """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
         vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s, near=self.tolerance)
-        mu = self.friction(body_v, link_v, body_s, link_s)
-        found = []
         # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
         # other link's vertices and Bullet's manifold hold that contact)
-        for row in np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25)):
-            vertex, gap, normal, index, geometry = vertices[row], gaps[row], normals[row], indices[row], geometries[row]
+        rows = np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25))
+        if not len(rows):
+            return []
+        mu = self.friction(body_v, link_v, body_s, link_s)
+        found = []
+        picked, directions = vertices[rows], normals[rows]
+        on_shapes = picked - gaps[rows, None] * directions
+        for row, vertex, normal, on_shape in zip(rows.tolist(), picked, directions, on_shapes, strict=True):
+            gap, index, geometry = gaps[row], indices[row], geometries[row]
             if geometry == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
                 self._warn_plane(body_v, link_v, body_s, link_s)
-            on_shape = vertex - gap * normal
             feature = ("vertex", body_v, link_v, int(index), body_s, link_s)
             if flip:  # the shape is on link A: the normal on B (the vertex's link) points to A
                 found.append(Contact(body_s, link_s, body_v, link_v, on_shape, vertex, -normal, float(gap), mu, feature))
