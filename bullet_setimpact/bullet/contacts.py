@@ -136,17 +136,18 @@ def _box_corners(half_extents: np.ndarray) -> np.ndarray:
 
 
 def _one_configuration(method: Callable[Concatenate[ContactFinder, _P], _R]) -> Callable[Concatenate[ContactFinder, _P], _R]:
-    """Read each link pose once during the query ``method`` (the world does not move within it)."""
+    """Read each link pose and world corners once during the query ``method`` (the world does
+    not move within it)."""
 
     @functools.wraps(method)
     def query(self: ContactFinder, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         if self._poses is not None:  # inside another query
             return method(self, *args, **kwargs)
-        self._poses = {}
+        self._poses, self._corners = {}, {}
         try:
             return method(self, *args, **kwargs)
         finally:
-            self._poses = None
+            self._poses = self._corners = None
 
     return query
 
@@ -173,6 +174,7 @@ class ContactFinder:
         self._friction: dict[tuple[int, int], float] = {}
         self._reach: dict[tuple[int, int], float] = {}
         self._poses: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None
+        self._corners: dict[tuple[int, int], np.ndarray] | None = None
         self._probe = p.createCollisionShape(p.GEOM_SPHERE, radius=PROBE_RADIUS, physicsClientId=client)
         self._warned: set[tuple[int, int, int, int]] = set()
         self.refresh_bodies()
@@ -373,6 +375,18 @@ class ContactFinder:
             self._poses[key] = inertial_pose(self.client, body, link)
         return self._poses[key]
 
+    def _world_corners(self, body: int, link: int, local: np.ndarray, every: np.ndarray) -> np.ndarray:
+        """World positions of all of a link's corners ``local`` (``every``: all their indices),
+        computed once per query."""
+        if self._corners is not None and (body, link) in self._corners:
+            return self._corners[body, link]
+        origin, rotation = self._pose(body, link)
+        vertices = local[every] @ rotation.T + origin
+        if self._corners is not None:
+            vertices.setflags(write=False)  # shared by the query's callers
+            self._corners[body, link] = vertices
+        return vertices
+
     def _link_reach(self, body: int, link: int) -> float:
         """Radius [m] of a ball about the link's inertial origin that holds all its shapes
         (``inf`` when a shape is not a box or a sphere)."""
@@ -401,10 +415,12 @@ class ContactFinder:
         local = self._link_vertices(body_v, link_v)
         if local is None:
             return _NO_ROWS
-        origin, rotation = self._pose(body_v, link_v)
         if indices is None:
             indices = np.arange(len(local))
-        vertices = local[indices] @ rotation.T + origin
+            vertices = self._world_corners(body_v, link_v, local, indices)
+        else:
+            origin, rotation = self._pose(body_v, link_v)
+            vertices = local[indices] @ rotation.T + origin
         s_origin, s_rotation = self._pose(body_s, link_s)
         if near is not None:
             offsets = vertices - s_origin
