@@ -209,6 +209,8 @@ class ImpactSimulator:
         #: so a world that never rests does not pay for a budget every step.
         self._budget_age = self._backoff = self._budget_wait = 0
         self._static_poses: dict[int, tuple] = {}
+        #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
+        self._models: dict[tuple[int, ...], WorldModel] = {}
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
@@ -425,7 +427,9 @@ class ImpactSimulator:
         contacts = [c for c in contacts if {c.body_a, c.body_b} <= set(self._dynamic) | self.world.static_bodies]
         for cluster in clusters(contacts, set(self._dynamic)):
             bodies = tuple(sorted({b for c in cluster for b in (c.body_a, c.body_b) if b in self._dynamic}))
-            model = self.world.restrict(bodies)
+            if bodies not in self._models:
+                self._models[bodies] = self.world.restrict(bodies)
+            model = self._models[bodies]
             configuration = model.configuration()
             try:
                 restitution = self._restitution(cluster)
