@@ -38,12 +38,7 @@ def contact_problem(
     """
     M = configuration.mass_matrix()
     normals = np.array([contact.normal for contact in contacts])
-    jacobians = np.array(
-        [
-            configuration.point_jacobian(c.body_a, c.link_a, c.position_a) - configuration.point_jacobian(c.body_b, c.link_b, c.position_b)
-            for c in contacts
-        ]
-    )
+    jacobians = _side_jacobians(contacts, configuration, 0) - _side_jacobians(contacts, configuration, 1)
     tangents = np.array([tangent_basis(normal) for normal in normals])
     Jn = np.einsum("id,idv->iv", normals, jacobians)
     Jt = np.einsum("ikd,idv->ikv", tangents, jacobians)
@@ -66,6 +61,19 @@ def contact_problem(
         restitution=np.asarray(restitution)[keep] if elastic else None,
     )
     return problem, [contacts[i] for i in keep]
+
+
+def _side_jacobians(contacts: list[Contact], configuration: Configuration, side: int) -> np.ndarray:
+    """``J(p)`` ``(m, 3, nv)`` of every contact's point on its link A (``side`` 0) or B (1),
+    one :meth:`~.configuration.Configuration.point_jacobian` call per link."""
+    rows: dict[tuple[int, int], list[int]] = {}
+    for i, contact in enumerate(contacts):
+        rows.setdefault(contact.pair[side], []).append(i)
+    jacobians = np.empty((len(contacts), 3, configuration.model.nv))
+    for (body, link), indices in rows.items():
+        points = np.array([(contacts[i].position_a, contacts[i].position_b)[side] for i in indices])
+        jacobians[indices] = configuration.point_jacobian(body, link, points)
+    return jacobians
 
 
 def combined_restitution(client: int, contacts: list[Contact]) -> np.ndarray:
@@ -91,7 +99,17 @@ def tangent_basis(normal: np.ndarray) -> np.ndarray:
 
 
 def planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
-    """``(m, 1, nv)`` tangent Jacobians if every contact can slide along one direction only."""
+    """``(m, 1, nv)`` tangent Jacobians if every contact can slide along one direction only.
+
+    A contact whose 2x2 Gram matrix ``G = Jt Jt^T`` has ``det G / tr G`` (a lower bound of
+    ``sigma_2^2``, exact to ``eps tr G``) above ``1e-12 max(tr G, 1)`` has ``sigma_2`` far
+    above the rank threshold: the problem is spatial without the SVD.
+    """
+    gram = Jt @ np.swapaxes(Jt, 1, 2)
+    trace = gram[:, 0, 0] + gram[:, 1, 1]
+    det = gram[:, 0, 0] * gram[:, 1, 1] - gram[:, 0, 1] * gram[:, 1, 0]
+    if np.any((trace > 0.0) & (det > 1e-12 * trace * np.maximum(trace, 1.0))):
+        return None
     u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts
     if np.any(singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)):
         return None

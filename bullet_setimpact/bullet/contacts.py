@@ -15,9 +15,12 @@ the shipped URDFs use boxes and spheres.
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import pybullet as p
@@ -37,6 +40,19 @@ PROBE_RADIUS = 1e-4
 #: a tilted corner up to ``margin (sqrt(3) - 1) = 0.73 mm`` too far; pairs are therefore
 #: found with this slack and measured on the vertices.
 SEED_MARGIN = 2e-3
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+#: ``_vertex_gaps``' answer without rows (read-only: shared by every call).
+_NO_ROWS: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]] = (
+    np.zeros((0, 3)),
+    np.zeros(0),
+    np.zeros((0, 3)),
+    np.zeros(0, dtype=int),
+    [],
+)
+for _array in _NO_ROWS[:4]:
+    _array.setflags(write=False)
 
 
 Pair = tuple[tuple[int, int], tuple[int, int]]
@@ -119,6 +135,23 @@ def _box_corners(half_extents: np.ndarray) -> np.ndarray:
     return signs * half_extents
 
 
+def _one_configuration(method: Callable[Concatenate[ContactFinder, _P], _R]) -> Callable[Concatenate[ContactFinder, _P], _R]:
+    """Read each link pose and world corners once during the query ``method`` (the world does
+    not move within it)."""
+
+    @functools.wraps(method)
+    def query(self: ContactFinder, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if self._poses is not None:  # inside another query
+            return method(self, *args, **kwargs)
+        self._poses, self._corners = {}, {}
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._poses = self._corners = None
+
+    return query
+
+
 class ContactFinder:
     """Finds the contact set of the bodies of a PyBullet client (see module docstring).
 
@@ -139,6 +172,9 @@ class ContactFinder:
         self._shapes: dict[tuple[int, int], list[_Shape]] = {}
         self._vertices: dict[tuple[int, int], np.ndarray | None] = {}
         self._friction: dict[tuple[int, int], float] = {}
+        self._reach: dict[tuple[int, int], float] = {}
+        self._poses: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None
+        self._corners: dict[tuple[int, int], np.ndarray] | None = None
         self._probe = p.createCollisionShape(p.GEOM_SPHERE, radius=PROBE_RADIUS, physicsClientId=client)
         self._warned: set[tuple[int, int, int, int]] = set()
         self.refresh_bodies()
@@ -149,6 +185,13 @@ class ContactFinder:
         self._shapes.clear()
         self._vertices.clear()
         self._friction.clear()
+        self._reach.clear()
+        # read every link's static data now, not in the first contact query (an impact)
+        for body in world_bodies(self.client):
+            for link in range(-1, p.getNumJoints(body, physicsClientId=self.client)):
+                self._link_vertices(body, link)
+                self._link_reach(body, link)
+                self.friction(body, link, body, link)
 
     # ------------------------------------------------------------------ gaps
     def closest(self, distance: float, bodies: set[int] | None = None) -> list[Contact]:
@@ -176,6 +219,7 @@ class ContactFinder:
         return gaps
 
     # ---------------------------------------------------------------- contacts
+    @_one_configuration
     def contacts(self) -> list[Contact]:
         """The full contact set (gap <= tolerance), completed from the shapes' vertices.
 
@@ -187,11 +231,8 @@ class ContactFinder:
         for seed in self.closest(self.tolerance + SEED_MARGIN):
             candidates = self._vertex_contacts(seed.body_a, seed.link_a, seed.body_b, seed.link_b, flip=False)
             candidates += self._vertex_contacts(seed.body_b, seed.link_b, seed.body_a, seed.link_a, flip=True)
-            manifold = [
-                self._from_bullet(point)
-                for point in p.getContactPoints(seed.body_a, seed.body_b, seed.link_a, seed.link_b, physicsClientId=self.client)
-            ]
-            candidates += [contact for contact in manifold if contact.gap <= self.tolerance]
+            manifold = p.getContactPoints(seed.body_a, seed.body_b, seed.link_a, seed.link_b, physicsClientId=self.client)
+            candidates += [self._from_bullet(point) for point in manifold if float(point[8]) <= self.tolerance]
             if not candidates and seed.gap <= self.tolerance:
                 candidates = [seed]
             result += self._reduce(candidates)
@@ -221,6 +262,7 @@ class ContactFinder:
         polygon = polygon_indices(np.array([c.position_a for c in kept]), np.array([c.normal for c in kept]))
         return [kept[i] for i in polygon]
 
+    @_one_configuration
     def feature_gaps(self, features: list[Feature], distance: float) -> dict[Feature, float]:
         """Current gaps of the given features (``inf`` beyond ``distance`` for pair features).
 
@@ -242,10 +284,13 @@ class ContactFinder:
                 continue
             (body_a, link_a), (body_b, link_b) = feature[1]
             points = p.getClosestPoints(body_a, body_b, distance, link_a, link_b, physicsClientId=self.client)
+            closest = min((point[8] for point in points), default=np.inf)
+            # corners farther than Bullet's closest point cannot be the minimum: skip links beyond it
+            near = max(closest, 0.0) if points else None
             gaps[feature] = min(
-                min((point[8] for point in points), default=np.inf),
-                float(self._vertex_gaps(body_a, link_a, body_b, link_b)[1].min(initial=np.inf)),
-                float(self._vertex_gaps(body_b, link_b, body_a, link_a)[1].min(initial=np.inf)),
+                closest,
+                float(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near)[1].min(initial=np.inf)),
+                float(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near)[1].min(initial=np.inf)),
             )
         return gaps
 
@@ -321,22 +366,67 @@ class ContactFinder:
             self._vertices[key] = np.vstack(corners) if corners else None
         return self._vertices[key]
 
+    def _pose(self, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
+        """The link's inertial pose (:func:`~.frames.inertial_pose`), read once per query."""
+        if self._poses is None:
+            return inertial_pose(self.client, body, link)
+        key = (body, link)
+        if key not in self._poses:
+            self._poses[key] = inertial_pose(self.client, body, link)
+        return self._poses[key]
+
+    def _world_corners(self, body: int, link: int, local: np.ndarray, every: np.ndarray) -> np.ndarray:
+        """World positions of all of a link's corners ``local`` (``every``: all their indices),
+        computed once per query."""
+        if self._corners is not None and (body, link) in self._corners:
+            return self._corners[body, link]
+        origin, rotation = self._pose(body, link)
+        vertices = local[every] @ rotation.T + origin
+        if self._corners is not None:
+            vertices.setflags(write=False)  # shared by the query's callers
+            self._corners[body, link] = vertices
+        return vertices
+
+    def _link_reach(self, body: int, link: int) -> float:
+        """Radius [m] of a ball about the link's inertial origin that holds all its shapes
+        (``inf`` when a shape is not a box or a sphere)."""
+        key = (body, link)
+        if key not in self._reach:
+            radii = [
+                float(np.linalg.norm(shape.position))
+                + (float(np.linalg.norm(shape.dimensions)) / 2.0 if shape.geometry == p.GEOM_BOX else float(shape.dimensions[0]))
+                if shape.geometry in (p.GEOM_BOX, p.GEOM_SPHERE)
+                else np.inf
+                for shape in self._link_shapes(body, link)
+            ]
+            self._reach[key] = max(radii, default=np.inf)
+        return self._reach[key]
+
     def _vertex_gaps(
-        self, body_v: int, link_v: int, body_s: int, link_s: int, indices: np.ndarray | None = None
+        self, body_v: int, link_v: int, body_s: int, link_s: int, indices: np.ndarray | None = None, near: float | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]]:
         """Vertices of link ``v`` (world), their gaps and unit normals to link ``s``.
 
         Returns ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and
         shape of ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
+        ``near``: return no rows when every vertex is farther than ``near`` from link ``s``'s
+        ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.
         """
         local = self._link_vertices(body_v, link_v)
         if local is None:
-            return np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, dtype=int), []
-        origin, rotation = inertial_pose(self.client, body_v, link_v)
+            return _NO_ROWS
         if indices is None:
             indices = np.arange(len(local))
-        vertices = local[indices] @ rotation.T + origin
-        s_origin, s_rotation = inertial_pose(self.client, body_s, link_s)
+            vertices = self._world_corners(body_v, link_v, local, indices)
+        else:
+            origin, rotation = self._pose(body_v, link_v)
+            vertices = local[indices] @ rotation.T + origin
+        s_origin, s_rotation = self._pose(body_s, link_s)
+        if near is not None:
+            offsets = vertices - s_origin
+            reach = self._link_reach(body_s, link_s) + near
+            if np.einsum("ij,ij->i", offsets, offsets).min() > reach * reach * (1.0 + 1e-9):  # margin for rounding
+                return _NO_ROWS
         shapes = self._link_shapes(body_s, link_s)
         measured = [
             self._vertex_distances(vertices, shape, s_origin + s_rotation @ shape.position, s_rotation @ shape.rotation, body_s, link_s)
@@ -352,16 +442,20 @@ class ContactFinder:
 
     def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
         """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
-        vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s)
-        mu = self.friction(body_v, link_v, body_s, link_s)
-        found = []
+        vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s, near=self.tolerance)
         # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
         # other link's vertices and Bullet's manifold hold that contact)
-        for row in np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25)):
-            vertex, gap, normal, index, geometry = vertices[row], gaps[row], normals[row], indices[row], geometries[row]
+        rows = np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25))
+        if not len(rows):
+            return []
+        mu = self.friction(body_v, link_v, body_s, link_s)
+        found = []
+        picked, directions = vertices[rows], normals[rows]
+        on_shapes = picked - gaps[rows, None] * directions
+        for row, vertex, normal, on_shape in zip(rows.tolist(), picked, directions, on_shapes, strict=True):
+            gap, index, geometry = gaps[row], indices[row], geometries[row]
             if geometry == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
                 self._warn_plane(body_v, link_v, body_s, link_s)
-            on_shape = vertex - gap * normal
             feature = ("vertex", body_v, link_v, int(index), body_s, link_s)
             if flip:  # the shape is on link A: the normal on B (the vertex's link) points to A
                 found.append(Contact(body_s, link_s, body_v, link_v, on_shape, vertex, -normal, float(gap), mu, feature))

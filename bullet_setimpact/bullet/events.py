@@ -20,24 +20,35 @@ from scipy.optimize import brentq
 from .contacts import Contact, ContactFinder, Feature, Pair, feature_pair, pair_key
 from .frames import cross, link_velocity
 
+#: ``link_velocity`` answers by ``(body, link)``, for several contacts at one instant.
+LinkVelocities = dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
-def normal_velocity(client: int, contact: Contact) -> float:
-    """Separating velocity ``n . (v_A(p_A) - v_B(p_B))`` of a contact's material points [m/s]."""
-    relative = _point_velocity(client, contact.body_a, contact.link_a, contact.position_a)
-    relative -= _point_velocity(client, contact.body_b, contact.link_b, contact.position_b)
+
+def normal_velocity(client: int, contact: Contact, links: LinkVelocities | None = None) -> float:
+    """Separating velocity ``n . (v_A(p_A) - v_B(p_B))`` of a contact's material points [m/s].
+
+    ``links``: a memo of :func:`~.frames.link_velocity` shared by contacts at one instant."""
+    relative = _point_velocity(client, contact.body_a, contact.link_a, contact.position_a, links)
+    relative -= _point_velocity(client, contact.body_b, contact.link_b, contact.position_b, links)
     return float(contact.normal @ relative)
 
 
-def _point_velocity(client: int, body: int, link: int, point: np.ndarray) -> np.ndarray:
+def _point_velocity(client: int, body: int, link: int, point: np.ndarray, links: LinkVelocities | None) -> np.ndarray:
     """World velocity of the material point of a link at ``point``."""
-    com, linear, angular = link_velocity(client, body, link)
+    if links is None:
+        com, linear, angular = link_velocity(client, body, link)
+    else:
+        if (body, link) not in links:
+            links[body, link] = link_velocity(client, body, link)
+        com, linear, angular = links[body, link]
     return linear + cross(angular, point - com)
 
 
 def arrivals(client: int, contacts: list[Contact], touching: Collection[Feature], threshold: float) -> tuple[list[Contact], list[Feature]]:
     """Contacts approaching faster than ``threshold`` that were not touching, and the
     features among them that crossed into contact (gap <= 0)."""
-    approaching = [c for c in contacts if c.feature not in touching and normal_velocity(client, c) < -threshold]
+    links: LinkVelocities = {}
+    approaching = [c for c in contacts if c.feature not in touching and normal_velocity(client, c, links) < -threshold]
     return approaching, [c.feature for c in approaching if c.gap <= 0.0]
 
 

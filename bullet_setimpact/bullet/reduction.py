@@ -11,7 +11,11 @@ already span, and only make the LCPs larger and degenerate.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from .frames import cross
 
 #: Normals closer than this (in norm of the difference) count as one face's normal.
 PARALLEL = 1e-6
@@ -24,7 +28,8 @@ def merge_indices(points: np.ndarray, distance: float) -> list[int]:
     is dropped (first come, first kept)."""
     kept: list[int] = []
     for i, point in enumerate(points):
-        if all(np.linalg.norm(point - points[j]) > distance for j in kept):
+        # math.sqrt(d @ d) is np.linalg.norm(d) of a vector (the same dot and rounding) without its dispatch
+        if all(math.sqrt(offset @ offset) > distance for offset in (point - points[j] for j in kept)):
             kept.append(i)
     return kept
 
@@ -41,22 +46,23 @@ def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
         return list(range(count))
     normal = normals[0]
     helper = np.eye(3)[np.argmin(np.abs(normal))]
-    u = np.cross(helper, normal)
+    u = cross(helper, normal)
     u /= np.linalg.norm(u)
-    w = np.cross(normal, u)
+    w = cross(normal, u)
     planar = np.column_stack([points @ u, points @ w])
     extent = float(np.ptp(planar, axis=0).max())
     if extent == 0.0:
         return [0]
     tolerance = 1e-9 * extent * extent
-    order = sorted(range(count), key=lambda i: (planar[i, 0], planar[i, 1]))
+    coordinates = planar.tolist()  # Python floats: the same IEEE operations, without numpy's scalar overhead
+    order = sorted(range(count), key=lambda i: coordinates[i])
 
     def chain(indices: list[int]) -> list[int]:
         hull: list[int] = []
         for i in indices:
             while len(hull) >= 2:
-                a, b = planar[hull[-2]], planar[hull[-1]]
-                turn = (b[0] - a[0]) * (planar[i, 1] - a[1]) - (b[1] - a[1]) * (planar[i, 0] - a[0])
+                a, b, c = coordinates[hull[-2]], coordinates[hull[-1]], coordinates[i]
+                turn = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
                 if turn > tolerance:
                     break
                 hull.pop()

@@ -209,6 +209,8 @@ class ImpactSimulator:
         #: so a world that never rests does not pay for a budget every step.
         self._budget_age = self._backoff = self._budget_wait = 0
         self._static_poses: dict[int, tuple] = {}
+        #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
+        self._models: dict[tuple[int, ...], WorldModel] = {}
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
@@ -310,7 +312,10 @@ class ImpactSimulator:
         end_gap = max(min(self.finder.feature_gaps(features, far).values()), -far)
         start_gap = min(self._feature_gaps_at(snapshot, 0.0, features, far), far)
 
+        evaluated = [0.0]  # the time the world is at: the last evaluation's
+
         def gap_after(tau: float) -> float:
+            evaluated[0] = tau
             return self._feature_gaps_at(snapshot, tau, features, far)
 
         # Localize just inside contact, so Bullet's manifold holds the new points as resting
@@ -319,7 +324,8 @@ class ImpactSimulator:
         target = TARGET_FRACTION * self.contact_tolerance * (1.0 if pushed else -1.0)
         accuracy = TARGET_FRACTION * self.contact_tolerance
         tau = 0.0 if start_gap <= target else localize(gap_after, duration, target, start_gap, end_gap, accuracy)
-        gap_after(tau)
+        if evaluated[0] != tau:  # brentq's last evaluation is usually the root: the world is there
+            gap_after(tau)
         events = self._resolve_and_track(start_time + tau)
         if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the step
             self._bullet_step(duration)
@@ -421,7 +427,9 @@ class ImpactSimulator:
         contacts = [c for c in contacts if {c.body_a, c.body_b} <= set(self._dynamic) | self.world.static_bodies]
         for cluster in clusters(contacts, set(self._dynamic)):
             bodies = tuple(sorted({b for c in cluster for b in (c.body_a, c.body_b) if b in self._dynamic}))
-            model = self.world.restrict(bodies)
+            if bodies not in self._models:
+                self._models[bodies] = self.world.restrict(bodies)
+            model = self._models[bodies]
             configuration = model.configuration()
             try:
                 restitution = self._restitution(cluster)
