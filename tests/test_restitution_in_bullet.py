@@ -143,3 +143,25 @@ def test_the_bouncing_ball_scenario_rebounds_at_its_urdf_restitution(client: int
     event = sim.events[0]
     np.testing.assert_allclose(event.problem.restitution, 0.8)
     assert event.v_plus[2] == pytest.approx(-0.8 * event.v_minus[2], rel=1e-9)
+
+
+def test_the_hopping_leg_robot_rebounds_at_its_urdf_restitution(client: int) -> None:
+    """``scenarios/hopping_leg.py``: a passive two-joint leg robot whose foot's restitution 0.6 is
+    in its URDF (the ground's 1.0 from ``changeDynamics``), dropped standing straight.  Every
+    centre of mass and both (horizontal) joint axes lie on the vertical through the foot's contact,
+    so the vertical contact impulse has no moment about any of them: ``Jn M^-1 Jn^T`` is that of a
+    point mass, ``Jt M^-1 Jn^T = 0`` (no slip, zero friction impulse) and the joints are not
+    turned.  One contact with nothing sliding: Stronge's coefficient gives ``v+ = -e v-`` for the
+    whole generalized velocity (joint rates stay 0), ``e = 0.6``, and the pre-impact speed is the
+    free fall from 0.3 m, ``sqrt(2 g 0.3) = 2.426 m/s``, within one step's ``g dt`` of Bullet's
+    semi-implicit Euler."""
+    from bullet_setimpact.scenario import build
+
+    scenario = build("hopping_leg", client, {"duration": 0.5})
+    sim = ImpactSimulator(scenario.law, client, seed=0)
+    while not sim.events:
+        sim.step()
+    event = sim.events[0]
+    np.testing.assert_allclose(event.problem.restitution, 0.6)
+    assert event.v_minus[2] == pytest.approx(-np.sqrt(2 * 9.81 * 0.3), abs=9.81 / 240.0)
+    np.testing.assert_allclose(event.v_plus, -0.6 * event.v_minus, atol=1e-9 * abs(event.v_minus[2]))

@@ -34,6 +34,7 @@ SCENARIOS = (
     "zeno_block",
     "urdf_drop",
     "bouncing_ball",
+    "hopping_leg",
 )
 
 
