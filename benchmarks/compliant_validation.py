@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 
 import numpy as np
 
-from bullet_setimpact import RouthImpact, SamplesDroppedWarning, planar
+from bullet_setimpact import RouthImpact, planar
 from bullet_setimpact.compliant import compliant_impact
-from bullet_setimpact.set_distance import distance_to_samples, distance_to_set, rate_sampled_outcomes
+from bullet_setimpact.set_distance import distance_to_samples, distance_to_set, set_members
 
 EXAMPLES = ("rocking_block", "box_wall")
 COEFFICIENTS = (0.3, 0.7)
@@ -42,10 +41,7 @@ def validate(
     and whether each needed the witness."""
     example = planar.example(name)
     problem = example.problem.with_restitution(e)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SamplesDroppedWarning)
-        uniform = LAW.outcome_set(problem, example.v_minus, samples, rng=0)
-    members = np.vstack([uniform, rate_sampled_outcomes(LAW, problem, example.v_minus, samples, rng=1)])
+    members = set_members(LAW, problem, example.v_minus, samples)
     speed = float(np.linalg.norm(example.v_minus))
     outcomes, distances, witnessed = [], [], []
     for ratio in ratios:

@@ -212,6 +212,15 @@ def require(params: Mapping[str, Any], key: str, valid: bool, expected: str) -> 
         raise ValueError(f"parameter {key!r} must be {expected}, got {params[key]!r}")
 
 
+def elastic_ground(client: int, params: Mapping[str, Any]) -> int:
+    """The box ground with restitution ``params["ground_restitution"]`` (checked to be in [0, 1]),
+    set with ``changeDynamics``: Bullet combines it with the other link's by their product."""
+    require(params, "ground_restitution", 0.0 <= params["ground_restitution"] <= 1.0, "in [0, 1]")
+    ground = load_static(client)
+    p.changeDynamics(ground, -1, restitution=params["ground_restitution"], physicsClientId=client)
+    return ground
+
+
 def script_paths() -> dict[str, Path]:
     """The shipped scenario scripts by name: the one place scenarios are discovered."""
     return {path.stem: path for path in sorted(SCENARIO_DIR.glob("*.py")) if not path.stem.startswith("_")}

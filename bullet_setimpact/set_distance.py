@@ -26,9 +26,12 @@ are curved, and a point in the hull's interior can lie outside the set.)
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.spatial import cKDTree
 
+from .errors import SamplesDroppedWarning
 from .laws.base import RandomLike, as_generator
 from .laws.restitution import elastic_step_solver, finished, integrate_elastic
 from .laws.routh import RouthImpact
@@ -54,6 +57,15 @@ def rate_sampled_outcomes(
     caps = law.step_size(problem, v) * generator.random((samples, horizon, m)) * rates
     run = integrate_elastic(problem, elastic_step_solver(problem), np.tile(v, (samples, 1)), caps, generator)
     return run.velocity[finished(problem, run)]
+
+
+def set_members(law: RouthImpact, problem: ImpactProblem, v_minus: np.ndarray, samples: int) -> np.ndarray:
+    """Members of the restitution outcome set: ``samples`` of ``law.outcome_set`` (seed 0, dropped
+    samples silently left out) and ``samples`` rate-sampled trajectories (seed 1, :func:`rate_sampled_outcomes`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplesDroppedWarning)
+        uniform = law.outcome_set(problem, v_minus, samples, rng=0)
+    return np.vstack([uniform, rate_sampled_outcomes(law, problem, v_minus, samples, rng=1)])
 
 
 def witness_outcome(

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pybullet as p
-
 from bullet_setimpact import RouthImpact
-from bullet_setimpact.bullet.examples import load_free_body, load_static
+from bullet_setimpact.bullet.examples import load_free_body
 from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, describe, require
+from bullet_setimpact.scenario import Scenario, describe, elastic_ground, require
 
 NAME = "bouncing_ball"
 RADIUS = 0.1
@@ -42,9 +40,7 @@ DEFAULTS: dict[str, Any] = {
 def build(client: int, **params: Any) -> Scenario:
     """The ball at rest ``height`` above the ground, gravity on, the ground's restitution set."""
     require(params, "height", params["height"] > 0.0, "> 0 m")
-    require(params, "ground_restitution", 0.0 <= params["ground_restitution"] <= 1.0, "in [0, 1]")
-    ground = load_static(client)
-    p.changeDynamics(ground, -1, restitution=params["ground_restitution"], physicsClientId=client)
+    ground = elastic_ground(client, params)
     ball = load_free_body(client, "bouncing_ball.urdf", [0.0, 0.0, RADIUS + params["height"]])
     return Scenario(
         name=NAME,

@@ -23,9 +23,9 @@ from typing import Any
 import pybullet as p
 
 from bullet_setimpact import RouthImpact
-from bullet_setimpact.bullet.examples import load_static, urdf_path
+from bullet_setimpact.bullet.examples import urdf_path
 from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, describe, require
+from bullet_setimpact.scenario import Scenario, describe, elastic_ground, require
 
 NAME = "hopping_leg"
 #: Height of the torso's origin above the foot's lowest point when standing straight [m].
@@ -42,9 +42,7 @@ DEFAULTS: dict[str, Any] = {
 def build(client: int, **params: Any) -> Scenario:
     """The leg standing straight ``height`` above the ground, joints passive, the ground's restitution set."""
     require(params, "height", params["height"] > 0.0, "> 0 m")
-    require(params, "ground_restitution", 0.0 <= params["ground_restitution"] <= 1.0, "in [0, 1]")
-    ground = load_static(client)
-    p.changeDynamics(ground, -1, restitution=params["ground_restitution"], physicsClientId=client)
+    ground = elastic_ground(client, params)
     leg = p.loadURDF(
         urdf_path("hopping_leg.urdf"), [0.0, 0.0, LEG_LENGTH + params["height"]], flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client
     )

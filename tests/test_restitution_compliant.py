@@ -8,16 +8,14 @@ set, whatever parts of the set the samplers missed.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from bullet_setimpact import ImpactProblem, RouthImpact, SamplesDroppedWarning, planar
+from bullet_setimpact import ImpactProblem, RouthImpact, planar
 from bullet_setimpact.compliant import compliant_impact, spring_forces
 from bullet_setimpact.laws.restitution import elastic_step_solver, finished, integrate_elastic
-from bullet_setimpact.set_distance import distance_to_samples, distance_to_set, rate_sampled_outcomes, witness_outcome
+from bullet_setimpact.set_distance import distance_to_samples, distance_to_set, set_members, witness_outcome
 
 #: The target of issue 13: compliant outcomes within 0.5 % of ``|v-|`` of the set.
 TOLERANCE = 0.005
@@ -166,10 +164,7 @@ def compliant_distances(name: str, e: float, ratios: np.ndarray, samples: int) -
     the tolerance (so no verdict rests on how densely the samplers happened to land)."""
     example = planar.example(name)
     problem = example.problem.with_restitution(e)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SamplesDroppedWarning)
-        uniform = LAW.outcome_set(problem, example.v_minus, samples, rng=0)
-    members = np.vstack([uniform, rate_sampled_outcomes(LAW, problem, example.v_minus, samples, rng=1)])
+    members = set_members(LAW, problem, example.v_minus, samples)
     speed = float(np.linalg.norm(example.v_minus))
     distances = []
     for ratio in ratios:
