@@ -152,9 +152,11 @@ def scenario_help(name: str) -> str:
 
     text = describe(docstring(script_path(name)))
     lines = [f"{name}: {_plain(text['description'])}", f"  measures: {_plain(text['measures'])}", "  parameters (--param KEY=VALUE):"]
-    for key, default, comment in parameter_help(name):
+    rows = parameter_help(name)
+    width = max([16, *(len(key) for key, _, _ in rows)])
+    for key, default, comment in rows:
         shown = f"{default:.6g}" if isinstance(default, float) and len(repr(default)) > 10 else repr(default)
-        lines.append(f"    {key:<16} {shown:<20} {_plain(comment)}".rstrip())
+        lines.append(f"    {key:<{width}} {shown:<20} {_plain(comment)}".rstrip())
     return "\n".join(lines)
 
 

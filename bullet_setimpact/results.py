@@ -95,6 +95,18 @@ class RolloutResults:
         """Every event of the finished rollouts as ``(rollout index, EventRecord)``."""
         return [(record.index, event) for record in self.finished for event in record.events]
 
+    def rebound_ratios(self) -> np.ndarray:
+        """``-vn+ / vn-`` of every contact that struck (``vn- < -LIFT_THRESHOLD``) at the first
+        impact of each finished rollout: the restitution seen (0 for an inelastic stop; a lift
+        off driven by other contacts also shows as a positive ratio)."""
+        ratios = [
+            -event.normal_after[struck] / event.normal_before[struck]
+            for record in self.finished
+            for event in record.events[:1]
+            for struck in [event.normal_before < -LIFT_THRESHOLD]
+        ]
+        return np.concatenate(ratios) if ratios else np.zeros(0)
+
     def outcome_counts(self, first_only: bool = True) -> Counter[str]:
         """How often each outcome class occurred in the finished rollouts: of each rollout's
         first impact, or of all impacts."""
@@ -140,6 +152,12 @@ class RolloutResults:
             lines.append(f"  impacts        {sum(counts)} in all, {np.mean(counts):.1f} per finished rollout")
             lines.append(f"  outcome of the first impact (lift off: vn > {LIFT_THRESHOLD} m/s; slide: |vt| > {SLIDE_THRESHOLD} m/s):")
             lines += _top(self.outcome_counts(), "outcome classes")
+            rebound = self.rebound_ratios()
+            if len(rebound):
+                lines.append(
+                    f"  rebound        -vn+/vn- of the contacts that struck: median {np.median(rebound):.3g} "
+                    f"(min {rebound.min():.3g}, max {rebound.max():.3g})"
+                )
             if len(finished) > 1 and all(_same_trajectory(finished[0], record) for record in finished[1:]):
                 lines.append("  identical      every rollout ended exactly the same (nothing random was drawn): one would do")
         legend = self.contact_legend()

@@ -165,3 +165,14 @@ def test_the_hopping_leg_robot_rebounds_at_its_urdf_restitution(client: int) -> 
     np.testing.assert_allclose(event.problem.restitution, 0.6)
     assert event.v_minus[2] == pytest.approx(-np.sqrt(2 * 9.81 * 0.3), abs=9.81 / 240.0)
     np.testing.assert_allclose(event.v_plus, -0.6 * event.v_minus, atol=1e-9 * abs(event.v_minus[2]))
+
+
+def test_a_monte_carlo_report_shows_the_rebound_ratio() -> None:
+    """The bouncing ball's first impact has one contact with combined restitution 0.8 and nothing
+    sliding, so ``-vn+/vn- = 0.8`` in every rollout (derived in the test above); the run's
+    ``rebound_ratios`` and its report show it."""
+    from bullet_setimpact.rollouts import monte_carlo
+
+    results = monte_carlo("bouncing_ball", 2, seed=0, executor="serial", params={"duration": 0.4})
+    np.testing.assert_allclose(results.rebound_ratios(), 0.8, rtol=1e-9)
+    assert "rebound        -vn+/vn- of the contacts that struck: median 0.8 " in results.report()
