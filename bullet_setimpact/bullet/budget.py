@@ -8,10 +8,8 @@ enters contact); for a pair out of contact it is ``d - tol - SEED_MARGIN`` with 
 closest distance (the pair stays out of the seed band, see
 :data:`~.contacts.SEED_MARGIN`), or ``LOOKAHEAD - tol - SEED_MARGIN`` beyond the lookahead.
 
-A material point of a link moves by at most ``(|v_c| + |omega| r) dt`` in a step, where
-``v_c`` and ``omega`` are the link's centre-of-mass and angular velocity and ``r`` bounds
-the distance from the centre of mass to the link's collision geometry: Bullet's
-semi-implicit Euler moves positions with the step's *end* velocity, exactly so for a rigid
+A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds its speed
+from the base and joint velocities (:class:`SpeedBound`): Bullet's semi-implicit Euler moves positions with the step's *end* velocity, exactly so for a rigid
 body's base, and to first order in the step for a multibody's links (the Jacobian changes
 along the step); :data:`SAFETY` covers that change, with the larger of the start and end
 speeds.  The gap of two links' points changes by at most the sum of their displacements.
