@@ -9,18 +9,19 @@ closest distance (the pair stays out of the seed band, see
 :data:`~.contacts.SEED_MARGIN`), or ``LOOKAHEAD - tol - SEED_MARGIN`` beyond the lookahead.
 
 A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds its speed
-from the base and joint velocities (:class:`SpeedBound`): Bullet's semi-implicit Euler moves positions with the step's *end* velocity, exactly so for a rigid
-body's base, and to first order in the step for a multibody's links (the Jacobian changes
-along the step); :data:`SAFETY` covers that change, with the larger of the start and end
-speeds.  The gap of two links' points changes by at most the sum of their displacements.
-While every pair's slack exceeds what its two links have spent (for the pairs beyond the
-lookahead, the most any link of the two bodies has spent), the evaluation would find
-the same contact features and no new one, so it is skipped.  When only the pairs measured by
-their closest distance (those out of contact, and those in contact through their closest
-point alone) have spent their slack, one ``getClosestPoints`` per body pair measures them
-again (:meth:`DistanceBudget.remeasure`) instead of the full evaluation.  Bullet pushing a
-point out of contact (its speculative contacts) is not bounded here: the simulator checks
-``getContactPoints`` every step (:func:`~.events.pushed_by_bullet`).
+from the base and joint velocities (:class:`SpeedBound`): Bullet's semi-implicit Euler moves
+positions with the step's *end* velocity, exactly so for a rigid body's base, and to first
+order in the step for a multibody's links (the Jacobian changes along the step); :data:`SAFETY`
+covers that change, with the larger of the start and end speeds.  The gap of two links' points
+changes by at most the sum of their displacements.  While every pair's slack exceeds what its
+two links have spent (for the pairs beyond the lookahead, the most any link of the two bodies
+has spent), the evaluation would find the same contact features and no new one, so it is
+skipped.  When only the pairs measured by their closest distance (those out of contact, and
+those in contact through their closest point alone) have spent their slack, one
+``getClosestPoints`` per body pair measures them again (:meth:`DistanceBudget.remeasure`)
+instead of the full evaluation.  Bullet pushing a point out of contact (its speculative
+contacts) is not bounded here: the simulator checks ``getContactPoints`` every step
+(:func:`~.events.pushed_by_bullet`).
 """
 
 from __future__ import annotations
