@@ -182,8 +182,7 @@ def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray) 
 @dataclass
 class _CachedBasis:
     basis: np.ndarray  # (n,) bool
-    response: np.ndarray  # (n, p): basic values x = response @ u
-    row: int  # its row in the solver's stacked responses and screening rows (order of discovery)
+    row: int  # its row in the solver's stacked responses (basic values x = response @ u) and screening rows
     hits: int = 0
     screened: bool = False  # its screening rows are chosen (see _choose_screens)
 
@@ -314,7 +313,7 @@ class BatchedLCPSolver:
         scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns).max(axis=0))
         top = self._cache[: self.candidates]
         feasible_top = _feasibility(
-            np.array([entry.response for entry in top]).reshape(len(top), self.W.shape[0], columns.shape[0]), columns, scale
+            self._responses.data[[entry.row for entry in top]].reshape(len(top), self.W.shape[0], columns.shape[0]), columns, scale
         )
         # Uniform among the feasible candidates: the largest of one uniform key per feasible basis
         # (the first on a tie); a basis feasible for no sample draws no keys.
@@ -351,12 +350,16 @@ class BatchedLCPSolver:
                 continue
             entry = self._cache[index]
             entry.hits += chosen.size
-            z[chosen] = np.where(entry.basis, (entry.response @ columns[:, chosen]).T, 0.0)
+            z[chosen] = np.where(entry.basis, (self._response(entry) @ columns[:, chosen]).T, 0.0)
         self.stats.solves += samples
         self._cache.sort(key=lambda entry: -entry.hits)
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}
         self.stats.bases = len(self._cache)
         return np.maximum(z, 0.0, out=z)
+
+    def _response(self, entry: _CachedBasis) -> np.ndarray:
+        """``(n, p)``: the basic values of ``entry``'s basis are ``response @ u`` (a view of its row)."""
+        return self._responses.data[entry.row]
 
     def _solve_misses(
         self,
@@ -383,7 +386,7 @@ class BatchedLCPSolver:
                 direct[i], choice[i] = solved.z, UNCACHED
                 pending, left, bound = pending[1:], left[:, 1:], bound[1:]
                 continue
-            feasible = (self._cache[solved].response @ left).min(axis=0) >= bound
+            feasible = (self._response(self._cache[solved]) @ left).min(axis=0) >= bound
             choice[pending[feasible]] = solved
             choice[i] = solved
             if feasible[1:].any():
@@ -430,7 +433,7 @@ class BatchedLCPSolver:
         alternative = sparsified(sample, allowed, rng)
         if alternative is not None:
             index = self._lemke_index(alternative, rng)
-            if not isinstance(index, LCPSolution) and np.all(self._cache[index].response @ sample >= -scale):
+            if not isinstance(index, LCPSolution) and np.all(self._response(self._cache[index]) @ sample >= -scale):
                 found.append(index)
         return found[rng.integers(len(found))]
 
@@ -448,8 +451,7 @@ class BatchedLCPSolver:
         key = solution.basis.tobytes()
         if key not in self._position:
             self._position[key] = len(self._cache)
-            response = solution.basis_inverse @ self.rhs_map
-            self._cache.append(_CachedBasis(solution.basis, response, self._responses.count))
-            self._responses.append(response)
+            self._cache.append(_CachedBasis(solution.basis, self._responses.count))
+            self._responses.append(solution.basis_inverse @ self.rhs_map)
             self._screens.append(np.zeros((SCREEN_ROWS, self.rhs_map.shape[1])))
         return self._position[key]
