@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Concatenate, ParamSpec, TypeVar
@@ -194,28 +194,27 @@ class ContactFinder:
                 self.friction(body, link, body, link)
 
     # ------------------------------------------------------------------ gaps
+    def _closest_points(self, distance: float, bodies: set[int] | None) -> Iterator[tuple]:
+        """Bullet's ``getClosestPoints`` answers of every body pair within ``distance``
+        (``bodies``: only the pairs involving one of them)."""
+        for body_a, body_b in self.pairs:
+            if bodies is None or body_a in bodies or body_b in bodies:
+                yield from p.getClosestPoints(body_a, body_b, distance, physicsClientId=self.client)
+
     def closest(self, distance: float, bodies: set[int] | None = None) -> list[Contact]:
         """Bullet's closest point of every link pair within ``distance`` (one point per pair).
 
         ``bodies`` limits the query to body pairs involving one of them.
         """
-        found = []
-        for body_a, body_b in self.pairs:
-            if bodies is not None and body_a not in bodies and body_b not in bodies:
-                continue
-            for point in p.getClosestPoints(body_a, body_b, distance, physicsClientId=self.client):
-                found.append(self._from_bullet(point))
-        return found
+        return [self._from_bullet(point) for point in self._closest_points(distance, bodies)]
 
     def pair_gaps(self, distance: float, bodies: set[int] | None = None) -> dict[Pair, float]:
-        """Minimum gap of every link pair within ``distance``, keyed by :func:`pair_key`."""
+        """Minimum gap of every link pair within ``distance``, keyed by :func:`pair_key` (no
+        :class:`Contact` is built: the resting-contact path calls this every step)."""
         gaps: dict[Pair, float] = {}
-        for body_a, body_b in self.pairs:
-            if bodies is not None and body_a not in bodies and body_b not in bodies:
-                continue
-            for point in p.getClosestPoints(body_a, body_b, distance, physicsClientId=self.client):
-                key = pair_key(((point[1], point[3]), (point[2], point[4])))
-                gaps[key] = min(gaps.get(key, np.inf), float(point[8]))
+        for point in self._closest_points(distance, bodies):
+            key = pair_key(((point[1], point[3]), (point[2], point[4])))
+            gaps[key] = min(gaps.get(key, np.inf), float(point[8]))
         return gaps
 
     # ---------------------------------------------------------------- contacts
