@@ -58,11 +58,12 @@ class SpeedBound:
     """
 
     def __init__(self, client: int, bodies: dict[int, tuple[int, ...]]) -> None:
-        #: Per body: ``(D_b, C)`` with the speed bound ``|v_b| + |w_b| D_b + C |qdot|`` per link (base first).
+        #: Per body: ``[1, D_b, C]``, the speed bound per link (base first) is this matrix times
+        #: ``[|v_b|, |w_b|, |qdot_1|, ...]``.
         self._terms = {body: self._distances(client, body, joints) for body, joints in bodies.items()}
 
     @staticmethod
-    def _distances(client: int, body: int, joints: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    def _distances(client: int, body: int, joints: tuple[int, ...]) -> np.ndarray:
         count = p.getNumJoints(body, physicsClientId=client)
         info = [p.getJointInfo(body, joint, physicsClientId=client) for joint in range(count)]
         parent = [int(row[16]) for row in info]
@@ -93,20 +94,20 @@ class SpeedBound:
                     prismatic = info[joint][2] == p.JOINT_PRISMATIC
                     coefficients[link + 1, column[joint]] = 1.0 if prismatic else distance
             base[link + 1] = reach[0] + distance
-        return base, coefficients
+        return np.column_stack([np.ones(count + 1), base, coefficients])
 
     def speeds(self, snapshot: Snapshot) -> dict[int, np.ndarray]:
         """Bound of the point speeds of each body's links (the base first) in ``snapshot``."""
         found = {}
         for state in snapshot.bodies:
             terms = self._terms.get(state.body)
-            if terms is None:
-                continue
-            base, coefficients = terms
-            speed = math.hypot(*state.linear) + math.hypot(*state.angular) * base
-            if state.joint_velocities:
-                speed = speed + coefficients @ np.array([math.hypot(*velocity) for velocity in state.joint_velocities])
-            found[state.body] = speed
+            if terms is not None:
+                linear, angular = state.velocity
+                found[state.body] = terms @ [
+                    math.hypot(*linear),
+                    math.hypot(*angular),
+                    *(math.hypot(*row[1]) for row in state.joint_states),
+                ]
         return found
 
 
@@ -154,24 +155,61 @@ class DistanceBudget:
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
         self.bodies: dict[tuple[int, int], float] = {}
+        #: Spending bound of every moving link (the most any link was charged in a step, summed
+        #: over the steps), its value when every account was last checked one by one, and the
+        #: least headroom found then (accounts with a static side, accounts of two moving links).
+        self.most = 0.0
+        self._checked_at = 0.0
+        self._headroom = (0.0, 0.0)
 
     def spend(self, speeds: dict[int, np.ndarray], duration: float) -> None:
         """Charge a step of ``duration`` ending at ``speeds``."""
+        largest = 0.0
         for body, speed in speeds.items():
-            self.spent[body] += SAFETY * duration * np.maximum(speed, self.speeds[body])
+            charged = SAFETY * duration * np.maximum(speed, self.speeds[body])
+            self.spent[body] += charged
+            largest = max(largest, float(charged.max()))
+        self.most += largest
         self.speeds = speeds
+
+    def _within_headroom(self) -> bool:
+        """Whether every account still holds because no link has spent more since the last
+        check of each than that check's headroom (twice for two moving links)."""
+        since = self.most - self._checked_at
+        return since < self._headroom[0] and 2.0 * since < self._headroom[1]
+
+    def _record_headroom(self) -> None:
+        """Record what each account has left (called when every account holds)."""
+        most = self._most()
+        static = moving = np.inf
+        lefts = [(a[0], b[0], slack - self._spent(a) - self._spent(b)) for (a, b), slack in [*self.touching.items(), *self.nearby.items()]]
+        lefts += [(a, b, slack - most.get(a, 0.0) - most.get(b, 0.0)) for (a, b), slack in self.bodies.items()]
+        for body_a, body_b, left in lefts:
+            if body_a in self.spent and body_b in self.spent:
+                moving = min(moving, left)
+            else:
+                static = min(static, left)
+        self._headroom = (static, moving)
+        self._checked_at = self.most
 
     def touching_holds(self) -> bool:
         """True while no box corner of a link pair in contact can have entered or left contact."""
+        if self._within_headroom():
+            return True
         return all(slack > self._spent(a) + self._spent(b) for (a, b), slack in self.touching.items())
 
     def others_hold(self) -> bool:
         """True while no link pair out of contact can have come within the seed band
         (:data:`~.contacts.SEED_MARGIN`) and no closest-point contact can have left the tolerance."""
+        if self._within_headroom():
+            return True
         most = self._most()
         if any(slack <= most.get(a, 0.0) + most.get(b, 0.0) for (a, b), slack in self.bodies.items()):
             return False
-        return all(slack > self._spent(a) + self._spent(b) for (a, b), slack in self.nearby.items())
+        if any(slack <= self._spent(a) + self._spent(b) for (a, b), slack in self.nearby.items()):
+            return False
+        self._record_headroom()  # the caller checked the touching accounts first
+        return True
 
     def remeasure(self, nearby: dict[Pair, float]) -> bool:
         """Measure the link pairs out of contact and the closest-point contacts anew from the

@@ -29,13 +29,17 @@ class DropWorld:
 
     ``on_table``: a fixed-base arm standing on ``table/table.urdf`` (on the ground) with its
     joint motors off and every revolute joint tilted by ``tilt`` [rad], so it falls onto
-    the table.
+    the table.  Its joints keep ``joint_friction`` [N m] of Coulomb friction (a velocity
+    motor with target 0 and that force, PyBullet's joint-friction idiom), as an unpowered
+    arm's gearboxes do: without it the kuka's last joint spins up to Bullet's 100 rad/s
+    velocity clamp while it falls, in plain Bullet as well, and the arm never rests.
     """
 
     name: str
     urdf: str
     on_table: bool = False
     tilt: float = 0.0
+    joint_friction: float = 0.0
 
 
 DROP_WORLDS = (
@@ -48,8 +52,8 @@ DROP_WORLDS = (
     DropWorld("r2d2", "r2d2.urdf"),
     DropWorld("racecar", "racecar/racecar.urdf"),
     DropWorld("husky", "husky/husky.urdf"),
-    DropWorld("kuka", "kuka_iiwa/model.urdf", on_table=True, tilt=0.4),
-    DropWorld("panda", "franka_panda/panda.urdf", on_table=True, tilt=0.4),
+    DropWorld("kuka", "kuka_iiwa/model.urdf", on_table=True, tilt=0.4, joint_friction=2.0),
+    DropWorld("panda", "franka_panda/panda.urdf", on_table=True, tilt=0.4, joint_friction=0.5),
     DropWorld("cube", "cube_small.urdf"),
     DropWorld("sphere", "sphere_small.urdf"),
     DropWorld("duck", "duck_vhacd.urdf"),
@@ -91,7 +95,7 @@ def load_drop_world(client: int, world: DropWorld, ground: str = "box", height: 
         p.resetBasePositionAndOrientation(body, base, orientation, physicsClientId=client)
     if world.on_table:
         for joint in movable_joints(client, body):
-            p.setJointMotorControl2(body, joint, p.VELOCITY_CONTROL, force=0.0, physicsClientId=client)
+            p.setJointMotorControl2(body, joint, p.VELOCITY_CONTROL, force=world.joint_friction, physicsClientId=client)
             if p.getJointInfo(body, joint, physicsClientId=client)[2] == p.JOINT_REVOLUTE:
                 p.resetJointState(body, joint, world.tilt, physicsClientId=client)
     return [body]

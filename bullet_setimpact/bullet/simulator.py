@@ -226,13 +226,16 @@ class ImpactSimulator:
         done = 0.0
         events: list[ImpactEvent] = []
         try:
-            snapshot = self._checked_snapshot()
-            if snapshot is None or self._last is None or not snapshot.same_positions(self._last):
-                self._budget = None  # the user moved a body (or nothing was near): measure again
-            if snapshot is not None and (self._touching is None or self._last is None or not snapshot.same_velocities(self._last)):
-                # first step, or the user changed velocities: contacts may be colliding now
-                events += self._resolve_and_track(self.time)
-                snapshot = Snapshot.take(self.client, self._dynamic)
+            if self._last is not None and self._last.is_current():
+                snapshot: Snapshot | None = self._last  # nothing changed the world since the last step
+            else:
+                snapshot = self._checked_snapshot()
+                if snapshot is None or self._last is None or not snapshot.same_positions(self._last):
+                    self._budget = None  # the user moved a body (or nothing was near): measure again
+                if snapshot is not None and (self._touching is None or self._last is None or not snapshot.same_velocities(self._last)):
+                    # first step, or the user changed velocities: contacts may be colliding now
+                    events += self._resolve_and_track(self.time)
+                    snapshot = Snapshot.take(self.client, self._dynamic)
             while self._dt - done > 1e-9 * self._dt:
                 if len(events) >= self.max_events_per_step:
                     self._cap(self._dt - done)
@@ -373,14 +376,12 @@ class ImpactSimulator:
         self._budget_age = 0
         if self._budget is None:
             self._budget_failed()
-        self._static_poses = {body: self._static_pose(body) for body in self.world.static_bodies}
-
-    def _static_pose(self, body: int) -> tuple:
-        return p.getBasePositionAndOrientation(body, physicsClientId=self.client)
+        self._static_poses = {body: p.getBasePositionAndOrientation(body, physicsClientId=self.client) for body in self.world.static_bodies}
 
     def _statics_unmoved(self) -> bool:
         """Whether no static body was moved (``resetBasePositionAndOrientation``) since the budget."""
-        return all(self._static_pose(body) == pose for body, pose in self._static_poses.items())
+        client = self.client
+        return all(p.getBasePositionAndOrientation(body, physicsClientId=client) == pose for body, pose in self._static_poses.items())
 
     def _feature_gaps_at(self, snapshot: Snapshot, tau: float, features: list, far: float) -> float:
         """Smallest gap of ``features`` after simulating ``tau`` from ``snapshot``."""

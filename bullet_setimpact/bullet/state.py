@@ -11,22 +11,45 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pybullet as p
 
 from .inventory import reset_joint_states
 
 
-@dataclass(frozen=True)
-class _BodyState:
+class _BodyState(NamedTuple):
+    """One body's state, kept as the tuples PyBullet returned (compared as they are)."""
+
     body: int
-    position: tuple[float, ...]
-    orientation: tuple[float, ...]
-    linear: tuple[float, ...]
-    angular: tuple[float, ...]
     joints: tuple[int, ...]
-    joint_positions: tuple[tuple[float, ...], ...]
-    joint_velocities: tuple[tuple[float, ...], ...]
+    pose: tuple[tuple[float, ...], tuple[float, ...]]  # (position, orientation)
+    velocity: tuple[tuple[float, ...], tuple[float, ...]]  # (linear, angular)
+    joint_states: tuple[tuple[tuple[float, ...], ...], ...]  # getJointStatesMultiDof rows
+
+    @property
+    def position(self) -> tuple[float, ...]:
+        return self.pose[0]
+
+    @property
+    def orientation(self) -> tuple[float, ...]:
+        return self.pose[1]
+
+    @property
+    def linear(self) -> tuple[float, ...]:
+        return self.velocity[0]
+
+    @property
+    def angular(self) -> tuple[float, ...]:
+        return self.velocity[1]
+
+    @property
+    def joint_positions(self) -> tuple[tuple[float, ...], ...]:
+        return tuple(row[0] for row in self.joint_states)
+
+    @property
+    def joint_velocities(self) -> tuple[tuple[float, ...], ...]:
+        return tuple(row[1] for row in self.joint_states)
 
 
 @dataclass(frozen=True)
@@ -39,24 +62,32 @@ class Snapshot:
     @classmethod
     def take(cls, client: int, bodies: dict[int, tuple[int, ...]]) -> Snapshot:
         """Read the state of ``bodies`` (body id -> indices of its non-fixed joints)."""
-        states = []
-        for body, joints in bodies.items():
-            position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
-            linear, angular = p.getBaseVelocity(body, physicsClientId=client)
-            joint_states = p.getJointStatesMultiDof(body, joints, physicsClientId=client) if joints else ()
-            states.append(
+        return cls(
+            client,
+            tuple(
                 _BodyState(
                     body,
-                    position,
-                    orientation,
-                    linear,
-                    angular,
                     joints,
-                    tuple(tuple(state[0]) for state in joint_states),
-                    tuple(tuple(state[1]) for state in joint_states),
+                    p.getBasePositionAndOrientation(body, physicsClientId=client),
+                    p.getBaseVelocity(body, physicsClientId=client),
+                    p.getJointStatesMultiDof(body, joints, physicsClientId=client) if joints else (),
                 )
-            )
-        return cls(client, tuple(states))
+                for body, joints in bodies.items()
+            ),
+        )
+
+    def is_current(self) -> bool:
+        """Whether the world still holds exactly this state: PyBullet returns the same tuples
+        (positions, velocities, and the joints' last reaction and motor torque), so nothing
+        changed it since.  A NaN never compares equal: a non-finite state is never current.
+        Reads stop at the first difference."""
+        client = self.client
+        return all(
+            p.getBasePositionAndOrientation(state.body, physicsClientId=client) == state.pose
+            and p.getBaseVelocity(state.body, physicsClientId=client) == state.velocity
+            and (not state.joints or p.getJointStatesMultiDof(state.body, state.joints, physicsClientId=client) == state.joint_states)
+            for state in self.bodies
+        )
 
     def restore(self) -> None:
         """Write the snapshot back (positions and velocities)."""
