@@ -10,9 +10,15 @@ step is classified by what happened in it:
 - ``event``: the hooked step resolved at least one impact (plain Bullet has no such class;
   its ratio is against plain's median contact step).
 
+A drop's ``rest`` class holds the steps after landing, while a humanoid still tumbles and
+slides: new pairs keep arriving (slower than the impact threshold), so the contact set must
+be evaluated again.  Resting contact proper is measured after the drop: both worlds step
+``--settle`` seconds more untimed, then ``--settled`` seconds are timed (``settled``: steps
+with contact and no event, as the issue's profile of an a1 standing after its landing).
+
 Printed per world: the medians [us] of each class, hooked / plain ratios, the ratio of
-the whole loop's wall time, and the share of hooked steps the distance budget let skip the
-contact evaluation.  Then the wall time of single event steps: the journal's rocking block
+the whole drop's wall time, and the share of the drop's hooked steps (and of the steps
+after it) the distance budget let skip the contact evaluation.  Then the wall time of single event steps: the journal's rocking block
 released 1 mm above its impact configuration with its pre-impact velocity, and the a1's
 four-foot landing.  Targets (issue 11): resting <= 1.5x for the quadrupeds, humanoid and
 arms, <= 3x for single cheap bodies; a whole 2 s drop <= 2x for the quadrupeds and
@@ -54,8 +60,10 @@ def build(world: DropWorld, ground: str, height: float) -> int:
     return client
 
 
-def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int) -> dict[str, list[float]]:
-    """Per-step wall times [us] of both loops, classified (keys ``plain:free``, ``hooked:event``, ...)."""
+def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int, settle: int, settled: int) -> dict[str, list[float]]:
+    """Per-step wall times [us] of both loops, classified (keys ``plain:free``, ``hooked:event``,
+    ...) over the drop's ``steps``; then, after ``settle`` untimed steps, ``settled`` steps of the
+    world at rest (keys ``plain:settled``, ``hooked:settled``: steps with contact, no event)."""
     plain, hooked = build(world, ground, height), build(world, ground, height)
     simulator = ImpactSimulator(RouthImpact("auto", 50), client=hooked, seed=seed, on_failure="fallback")
     times: dict[str, list[float]] = {}
@@ -64,18 +72,24 @@ def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int)
         ("plain", plain, lambda: p.stepSimulation(physicsClientId=plain)),
         ("hooked", hooked, simulator.step),
     ]
-    for _ in range(steps):
+    for index in range(steps + settle + settled):
         for name, client, step in loops:
             start = time.perf_counter()
             events = step()
             elapsed = time.perf_counter() - start
-            totals[name] += elapsed
             kind = "event" if name == "hooked" and events else ("rest" if p.getContactPoints(physicsClientId=client) else "free")
-            times.setdefault(f"{name}:{kind}", []).append(1e6 * elapsed)
+            if index < steps:
+                totals[name] += elapsed
+                times.setdefault(f"{name}:{kind}", []).append(1e6 * elapsed)
+            elif index >= steps + settle and kind == "rest":
+                times.setdefault(f"{name}:settled", []).append(1e6 * elapsed)
+        if index == steps - 1:
+            budget_steps = simulator.budget_steps
     for client in (plain, hooked):
         p.disconnect(client)
     times["plain:total"], times["hooked:total"] = [totals["plain"]], [totals["hooked"]]
-    times["budget"] = [simulator.budget_steps / steps]
+    times["budget"] = [budget_steps / steps]
+    times["budget:settled"] = [(simulator.budget_steps - budget_steps) / (settle + settled)]
     return times
 
 
@@ -108,15 +122,21 @@ def main() -> None:
     parser.add_argument("--worlds", nargs="*", default=[name for name, _, _ in WORLDS], help="worlds to measure (default: all)")
     parser.add_argument("--seeds", type=int, default=3, help="drops per world, from 2, 5, 10 cm ... (default 3)")
     parser.add_argument("--seconds", type=float, default=2.0, help="simulated seconds per drop (default 2)")
+    parser.add_argument("--settle", type=float, default=2.0, help="untimed seconds after the drop (default 2)")
+    parser.add_argument("--settled", type=float, default=1.0, help="timed seconds at rest after those (default 1)")
     args = parser.parse_args()
     chosen = [entry for entry in WORLDS if entry[0] in args.worlds]
-    steps = round(args.seconds / TIME_STEP)
+    steps, settle, settled = (round(seconds / TIME_STEP) for seconds in (args.seconds, args.settle, args.settled))
     heights = [0.02, 0.05, 0.10, 0.15, 0.20][: args.seeds]
-    print(f"per-step medians [us] over {len(heights)} drops of {args.seconds:g} s (heights {heights} m), hooked / plain ratios")
-    print(f"{'world':<13} {'free':>17} {'rest':>19} {'event':>17} {'whole drop':>11} {'events':>7} {'skipped':>8}")
+    print(
+        f"per-step medians [us] over {len(heights)} drops of {args.seconds:g} s (heights {heights} m), then {args.settled:g} s "
+        f"settled after {args.settle:g} s more; hooked / plain ratios"
+    )
+    header = f"{'world':<13} {'free':>17} {'rest':>19} {'event':>17} {'whole drop':>11} {'events':>7} {'skipped':>8}"
+    print(f"{header} {'settled':>19} {'skipped':>8}")
     event_steps: dict[str, list[float]] = {}
     for name, world, ground in chosen:
-        runs = [measure(world, ground, height, seed, steps) for seed, height in enumerate(heights)]
+        runs = [measure(world, ground, height, seed, steps, settle, settled) for seed, height in enumerate(heights)]
         merged: dict[str, list[float]] = {}
         for run in runs:
             for key, values in run.items():
@@ -125,12 +145,14 @@ def main() -> None:
         free = (_median(merged.get("hooked:free", [])), _median(merged.get("plain:free", [])))
         rest = (_median(merged.get("hooked:rest", [])), _median(merged.get("plain:rest", [])))
         event = (_median(merged.get("hooked:event", [])), _median(plain_contact))
+        at_rest = (_median(merged.get("hooked:settled", [])), _median(merged.get("plain:settled", [])))
         whole = statistics.median(run["hooked:total"][0] / run["plain:total"][0] for run in runs)
         print(
             f"{name:<13} {free[0]:6.0f}/{free[1]:4.0f} {free[0] / free[1]:5.2f}x "
             f"{rest[0]:6.0f}/{rest[1]:5.0f} {rest[0] / rest[1]:5.2f}x "
             f"{event[0]:6.0f}/{event[1]:4.0f} {event[0] / event[1]:5.1f}x {whole:10.2f}x {len(merged.get('hooked:event', [])):7d} "
-            f"{100 * statistics.median(merged['budget']):7.0f}%"
+            f"{100 * statistics.median(merged['budget']):7.0f}% {at_rest[0]:6.0f}/{at_rest[1]:5.0f} {at_rest[0] / at_rest[1]:5.2f}x "
+            f"{100 * statistics.median(merged['budget:settled']):7.0f}%"
         )
         event_steps[name] = merged.get("hooked:event", [])
     rocking = [rocking_block_event(seed) for seed in range(max(5, 3 * args.seeds))]
