@@ -17,11 +17,13 @@ changes by at most the sum of their displacements.  While every pair's slack exc
 two links have spent (for the pairs beyond the lookahead, the most any link of the two bodies
 has spent), the evaluation would find the same contact features and no new one, so it is
 skipped.  When only the pairs measured by their closest distance (those out of contact, and
-those in contact through their closest point alone) have spent their slack, one
-``getClosestPoints`` per body pair measures them again (:meth:`DistanceBudget.remeasure`)
-instead of the full evaluation.  Bullet pushing a point out of contact (its speculative
-contacts) is not bounded here: the simulator checks ``getContactPoints`` every step
-(:func:`~.events.pushed_by_bullet`).
+those in contact through their closest point alone) have spent their slack, they are measured
+again instead of the full evaluation (:meth:`DistanceBudget.remeasure`: one
+``getClosestPoints`` per spent link pair, or per body pair when a pair beyond the lookahead
+may have come near).  Checking every account costs O(1) while the most any link has spent
+since the last check of each stays within the least headroom that check found.  Bullet
+pushing a point out of contact (its speculative contacts) is not bounded here: the simulator
+checks ``getContactPoints`` every step (:func:`~.events.pushed_by_bullet`).
 """
 
 from __future__ import annotations
@@ -211,22 +213,40 @@ class DistanceBudget:
         self._record_headroom()  # the caller checked the touching accounts first
         return True
 
-    def remeasure(self, nearby: dict[Pair, float]) -> bool:
+    def measure(self, nearby: dict[Pair, float]) -> bool:
         """Measure the link pairs out of contact and the closest-point contacts anew from the
         closest distances ``nearby`` (:meth:`~.contacts.ContactFinder.pair_gaps` within the
         lookahead); True when the former are beyond the seed band and the latter within the
         tolerance."""
         if any(nearby.get(pair, np.inf) > self._tolerance for pair in self._closest):
             return False
-        band = self._tolerance + SEED_MARGIN
         most = self._most()
-        self.nearby = {
-            (a, b): (self._tolerance - gap if (a, b) in self._closest else gap - band) + self._spent(a) + self._spent(b)
-            for (a, b), gap in nearby.items()
-            if (a, b) not in self.touching or (a, b) in self._closest
-        }
+        measured = {pair: gap for pair, gap in nearby.items() if pair not in self.touching or pair in self._closest}
+        self.nearby = {pair: self._threshold(pair, gap) for pair, gap in measured.items()}
+        band = self._tolerance + SEED_MARGIN
         self.bodies = {(a, b): self._lookahead - band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._pairs}
         return self.others_hold()
+
+    def remeasure(self, finder: ContactFinder) -> bool:
+        """Measure again what :meth:`others_hold` found spent: only the spent link pairs (one
+        ``getClosestPoints`` each, :meth:`~.contacts.ContactFinder.link_gaps`), or every body
+        pair (:meth:`measure`) when an account of the pairs beyond the lookahead is spent."""
+        most = self._most()
+        if any(slack <= most.get(a, 0.0) + most.get(b, 0.0) for (a, b), slack in self.bodies.items()):
+            return self.measure(finder.pair_gaps(self._lookahead))
+        spent = [(a, b) for (a, b), slack in self.nearby.items() if slack <= self._spent(a) + self._spent(b)]
+        gaps = finder.link_gaps(spent, self._lookahead)
+        if any(gaps.get(pair, np.inf) > self._tolerance for pair in spent if pair in self._closest):
+            return False
+        self.nearby.update((pair, self._threshold(pair, gaps.get(pair, self._lookahead))) for pair in spent)
+        return self.others_hold()
+
+    def _threshold(self, pair: Pair, gap: float) -> float:
+        """The account of a link pair at closest distance ``gap``: a closest-point contact
+        stays within the tolerance, another pair out of the seed band."""
+        a, b = pair
+        slack = self._tolerance - gap if pair in self._closest else gap - self._tolerance - SEED_MARGIN
+        return slack + self._spent(a) + self._spent(b)
 
     def _most(self) -> dict[int, float]:
         return {body: float(spent.max()) for body, spent in self.spent.items()}
@@ -264,4 +284,4 @@ def budget(
         else:
             touching[link_pair] = min([tolerance - gap for gap in gaps.values()] + corners)
     result = DistanceBudget(tolerance, touching, closest, lookahead, finder.pairs, speeds)
-    return result if result.touching_holds() and result.remeasure(nearby) else None
+    return result if result.touching_holds() and result.measure(nearby) else None

@@ -217,6 +217,15 @@ class ContactFinder:
             gaps[key] = min(gaps.get(key, np.inf), float(point[8]))
         return gaps
 
+    def link_gaps(self, link_pairs: list[Pair], distance: float) -> dict[Pair, float]:
+        """Minimum gap of each of ``link_pairs`` within ``distance`` (absent beyond it)."""
+        gaps: dict[Pair, float] = {}
+        for pair in link_pairs:
+            (body_a, link_a), (body_b, link_b) = pair
+            for point in p.getClosestPoints(body_a, body_b, distance, link_a, link_b, physicsClientId=self.client):
+                gaps[pair] = min(gaps.get(pair, np.inf), float(point[8]))
+        return gaps
+
     # ---------------------------------------------------------------- contacts
     @_one_configuration
     def contacts(self) -> list[Contact]:
