@@ -18,7 +18,9 @@ with contact and no event, as the issue's profile of an a1 standing after its la
 
 Printed per world: the medians [us] of each class, hooked / plain ratios, the ratio of
 the whole drop's wall time, and the share of the drop's hooked steps (and of the steps
-after it) the distance budget let skip the contact evaluation.  Then the wall time of single event steps: the journal's rocking block
+after it) the distance budget let skip the contact evaluation.  ``floor``: the settled ratio
+a hooked step would have if it made only the PyBullet calls it cannot do without
+(:func:`required_calls`) and no Python work at all.  Then the wall time of single event steps: the journal's rocking block
 released 1 mm above its impact configuration with its pre-impact velocity, and the a1's
 four-foot landing.  Targets (issue 11): resting <= 1.5x for the quadrupeds, humanoid and
 arms, <= 3x for single cheap bodies; a whole 2 s drop <= 2x for the quadrupeds and
@@ -85,6 +87,7 @@ def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int,
                 times.setdefault(f"{name}:settled", []).append(1e6 * elapsed)
         if index == steps - 1:
             budget_steps = simulator.budget_steps
+    times["floor"] = required_calls(hooked, simulator)
     for client in (plain, hooked):
         p.disconnect(client)
     times["plain:total"], times["hooked:total"] = [totals["plain"]], [totals["hooked"]]
@@ -113,6 +116,33 @@ def rocking_block_event(seed: int) -> float:
     return elapsed
 
 
+def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 200) -> list[float]:
+    """Wall times [us] of the PyBullet calls a resting hooked step cannot do without, however
+    lean its Python: the client and body-count checks, the time step, the state read before
+    the step (did the user change anything?) and after it (how fast is everything moving?),
+    Bullet's contact points (did it push a point out of contact?) and the static bodies'
+    poses (did the user move one?)."""
+    bodies = [(model.body, model.joints) for model in simulator.world.bodies]
+    statics = sorted(simulator.world.static_bodies)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        p.isConnected(physicsClientId=client)
+        p.getNumBodies(physicsClientId=client)
+        p.getPhysicsEngineParameters(physicsClientId=client)
+        for _read in range(2):
+            for body, joints in bodies:
+                p.getBasePositionAndOrientation(body, physicsClientId=client)
+                p.getBaseVelocity(body, physicsClientId=client)
+                if joints:
+                    p.getJointStatesMultiDof(body, joints, physicsClientId=client)
+        p.getContactPoints(physicsClientId=client)
+        for body in statics:
+            p.getBasePositionAndOrientation(body, physicsClientId=client)
+        times.append(1e6 * (time.perf_counter() - start))
+    return times
+
+
 def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -133,7 +163,7 @@ def main() -> None:
         f"settled after {args.settle:g} s more; hooked / plain ratios"
     )
     header = f"{'world':<13} {'free':>17} {'rest':>19} {'event':>17} {'whole drop':>11} {'events':>7} {'skipped':>8}"
-    print(f"{header} {'settled':>19} {'skipped':>8}")
+    print(f"{header} {'settled':>19} {'skipped':>8} {'floor':>6}")
     event_steps: dict[str, list[float]] = {}
     for name, world, ground in chosen:
         runs = [measure(world, ground, height, seed, steps, settle, settled) for seed, height in enumerate(heights)]
@@ -146,13 +176,14 @@ def main() -> None:
         rest = (_median(merged.get("hooked:rest", [])), _median(merged.get("plain:rest", [])))
         event = (_median(merged.get("hooked:event", [])), _median(plain_contact))
         at_rest = (_median(merged.get("hooked:settled", [])), _median(merged.get("plain:settled", [])))
+        floor = (at_rest[1] + _median(merged["floor"])) / at_rest[1]
         whole = statistics.median(run["hooked:total"][0] / run["plain:total"][0] for run in runs)
         print(
             f"{name:<13} {free[0]:6.0f}/{free[1]:4.0f} {free[0] / free[1]:5.2f}x "
             f"{rest[0]:6.0f}/{rest[1]:5.0f} {rest[0] / rest[1]:5.2f}x "
             f"{event[0]:6.0f}/{event[1]:4.0f} {event[0] / event[1]:5.1f}x {whole:10.2f}x {len(merged.get('hooked:event', [])):7d} "
             f"{100 * statistics.median(merged['budget']):7.0f}% {at_rest[0]:6.0f}/{at_rest[1]:5.0f} {at_rest[0] / at_rest[1]:5.2f}x "
-            f"{100 * statistics.median(merged['budget:settled']):7.0f}%"
+            f"{100 * statistics.median(merged['budget:settled']):7.0f}% {floor:5.2f}x"
         )
         event_steps[name] = merged.get("hooked:event", [])
     rocking = [rocking_block_event(seed) for seed in range(max(5, 3 * args.seeds))]

@@ -149,8 +149,13 @@ class DistanceBudget:
         speeds: dict[int, np.ndarray],
     ) -> None:
         self.touching = touching
-        self.speeds = speeds
+        #: What each link has spent, up to the steps still ``_pending`` (charged to
+        #: :attr:`most` only, and to each link when an account is checked one by one), and
+        #: the speeds at the end of the last step charged to each link.
         self.spent = {body: np.zeros_like(value) for body, value in speeds.items()}
+        self._pending: list[tuple[dict[int, np.ndarray], float]] = []
+        self._speeds = speeds
+        self._peaks = {body: float(value.max()) for body, value in speeds.items()}
         self._tolerance = tolerance
         self._closest = closest
         self._pairs = pairs
@@ -165,14 +170,23 @@ class DistanceBudget:
         self._headroom = (0.0, 0.0)
 
     def spend(self, speeds: dict[int, np.ndarray], duration: float) -> None:
-        """Charge a step of ``duration`` ending at ``speeds``."""
+        """Charge a step of ``duration`` ending at ``speeds`` (each link at the larger of its
+        start and end speed bounds; :attr:`most` at the largest of any link)."""
         largest = 0.0
         for body, speed in speeds.items():
-            charged = SAFETY * duration * np.maximum(speed, self.speeds[body])
-            self.spent[body] += charged
-            largest = max(largest, float(charged.max()))
-        self.most += largest
-        self.speeds = speeds
+            peak = float(speed.max())
+            largest = max(largest, peak, self._peaks[body])
+            self._peaks[body] = peak
+        self.most += SAFETY * duration * largest
+        self._pending.append((speeds, duration))
+
+    def _charge_links(self) -> None:
+        """Charge the pending steps to each link."""
+        for speeds, duration in self._pending:
+            for body, speed in speeds.items():
+                self.spent[body] += SAFETY * duration * np.maximum(speed, self._speeds[body])
+            self._speeds = speeds
+        self._pending.clear()
 
     def _within_headroom(self) -> bool:
         """Whether every account still holds because no link has spent more since the last
@@ -249,9 +263,12 @@ class DistanceBudget:
         return slack + self._spent(a) + self._spent(b)
 
     def _most(self) -> dict[int, float]:
+        self._charge_links()
         return {body: float(spent.max()) for body, spent in self.spent.items()}
 
     def _spent(self, link: tuple[int, int]) -> float:
+        if self._pending:
+            self._charge_links()
         spent = self.spent.get(link[0])
         return 0.0 if spent is None else float(spent[link[1] + 1])
 
