@@ -173,3 +173,37 @@ def test_speed_bound_holds_at_every_box_corner_of_a_random_chain(client: int) ->
         p.resetJointStateMultiDof(body, joint, straight, [2.0] if joint == 0 else [0.0] * (len(straight) - 1 or 1), physicsClientId=client)
     bound = SpeedBound(client, {body: joints}).speeds(Snapshot.take(client, {body: joints}))[body]
     assert bound[5] == pytest.approx(2.0 * (4 * 0.45 + np.linalg.norm(half)), rel=1e-6)
+
+
+def test_a_body_moved_by_the_user_under_a_budget_is_measured_again(client: int) -> None:
+    """The setting of the test above on the box ground: the ball (radius 3 cm) moves at
+    ``u = 0.5 m/s`` towards the resting cube, its surface 10 cm from the cube's face, and the
+    budget skips steps while it approaches.  After 0.1 s (5 cm travelled, 5 cm left) the user
+    moves the ball to 1 mm from the cube's face (``resetBasePositionAndOrientation``, which
+    zeroes the velocity, then ``resetBaseVelocity`` back to ``(u, 0, 0)``: the velocities are
+    those the simulator last saw, only a position changed).  A budget measured before the move would still allow about the
+    5 cm and let Bullet stop the ball on its own within the step (``u dt = 2.1 mm``); the
+    simulator must see that the world is not the one it left (:meth:`Snapshot.is_current`) and
+    measure again: one event, at ``1 mm / u = 2 ms`` after the move to within the
+    localization's band (``LOCALIZED / u``), with the ball's ``v_minus = (u, 0, 0)`` to
+    rounding and the penetration within the band."""
+    speed = 0.5
+    _setup(client, "box", gravity=0.0, height=5e-5)
+    ball = _load(client, "sphere_small.urdf", -(0.025 + 0.03 + 0.1), 0.015)
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
+    p.resetBaseVelocity(ball, [speed, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
+    for _ in range(24):
+        simulator.step()
+    assert not simulator.events and simulator.budget_steps > 10, "the budget did not skip the approach"
+    position, orientation = p.getBasePositionAndOrientation(ball, physicsClientId=client)
+    moved_at = simulator.time
+    p.resetBasePositionAndOrientation(ball, [-(0.025 + 0.03 + 0.001), position[1], position[2]], orientation, physicsClientId=client)
+    p.resetBaseVelocity(ball, [speed, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
+    for _ in range(3):
+        simulator.step()
+    assert len(simulator.events) == 1, [(event.time, event.bodies) for event in simulator.events]
+    event = simulator.events[0]
+    v_ball, _ = event.velocities(ball)
+    np.testing.assert_allclose(v_ball, [speed, 0.0, 0.0, 0.0, 0.0, 0.0], rtol=0.0, atol=1e-9)
+    assert abs(event.time - (moved_at + 0.001 / speed)) <= LOCALIZED / speed
+    assert event.max_penetration <= LOCALIZED
