@@ -294,6 +294,8 @@ class ImpactSimulator:
         self._near = bool(nearby)
         if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching)):
             self._touching = set()
+            if nearby and quiet:  # approaching through the lookahead: budget the distance left
+                self._start_budget([], nearby)
             return duration, []
         contacts = self.finder.contacts()
         approaching, arrived = arrivals(self.client, contacts, touching, self.impact_velocity_threshold)
