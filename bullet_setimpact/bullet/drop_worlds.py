@@ -52,7 +52,7 @@ DROP_WORLDS = (
     DropWorld("r2d2", "r2d2.urdf"),
     DropWorld("racecar", "racecar/racecar.urdf"),
     DropWorld("husky", "husky/husky.urdf"),
-    DropWorld("kuka", "kuka_iiwa/model.urdf", on_table=True, tilt=0.4, joint_friction=2.0),
+    DropWorld("kuka", "kuka_iiwa/model.urdf", on_table=True, tilt=0.4, joint_friction=1.0),
     DropWorld("panda", "franka_panda/panda.urdf", on_table=True, tilt=0.4, joint_friction=0.5),
     DropWorld("cube", "cube_small.urdf"),
     DropWorld("sphere", "sphere_small.urdf"),
