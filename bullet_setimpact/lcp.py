@@ -195,7 +195,7 @@ def check_lcp(W: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = w.shape[0] if w.ndim == 1 else -1
     if w.ndim != 1 or W.shape != (n, n):
         raise ValueError(f"W must have shape ({n}, {n}) to match w, got {W.shape}")
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(w))):
+    if not (np.isfinite(W).all() and np.isfinite(w).all()):
         raise ValueError("W and w must be finite (no NaN or inf)")
     return W, w
 
@@ -243,7 +243,7 @@ def lemke(
     """
     W, w = check_lcp(W, w)
     n = w.shape[0]
-    if np.all(w >= 0.0):
+    if (w >= 0.0).all():
         basis = np.zeros(n, dtype=bool)
         return LCPSolution(np.zeros(n), w.copy(), basis, np.eye(n), 0, 0.0)
     if covering is None:
