@@ -254,8 +254,8 @@ def lemke(
             raise ValueError(f"covering must be a positive vector of shape ({n},)")
     max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
     failures: dict[str, int] = {}
-    Wt: np.ndarray = W.astype(dtype)
-    wt: np.ndarray = w.astype(dtype)
+    Wt: np.ndarray = W.astype(dtype, copy=False)  # read only
+    wt: np.ndarray = w.astype(dtype, copy=False)
     for d in coverings:
         for primal_tol in RATIO_TEST_SLACKS:
             # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
@@ -336,7 +336,7 @@ def _follow_path(
     entering = artificial
     pivots = 0
     # The set of basic variables as the bits of an integer, updated per pivot (cheaper than sorting ``basic``).
-    members = sum(1 << int(variable) for variable in basic)
+    members = sum(1 << variable for variable in basic.tolist())
     visited: set[int] = set()
     # Rows are the columns of ``-W``: ``B^-1 (-W_j)`` is ``-(B^-1 W_j)`` exactly (negation commutes with rounding).
     negated = None if n > SPARSE_PIVOT_SIZE else np.ascontiguousarray(-W.T)
@@ -353,7 +353,7 @@ def _follow_path(
         visited.add(members)
         entering = leaving + n if leaving < n else leaving - n
         column = binv @ negated[entering - n] if negated is not None and entering >= n else _tableau_column(W, binv, entering)
-        candidates = (column > PIVOT_TOL * max(column.max(), -column.min())).nonzero()[0]
+        candidates = (column > PIVOT_TOL * np.abs(column).max()).nonzero()[0]  # max(column.max(), -column.min())
         if candidates.size == 0:
             raise _SecondaryRayError(pivots)
         row = _min_ratio_row(tableau, candidates, column, basic, primal_tol)
