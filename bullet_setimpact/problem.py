@@ -190,7 +190,7 @@ class ImpactProblem:
     @cached_property
     def _friction_blocks(self) -> tuple[np.ndarray, np.ndarray]:
         """``E = blkdiag(1_k, ..., 1_k)`` (shape ``(m k, m)``) and ``diag(mu)``."""
-        E = np.kron(np.eye(self.contacts), np.ones((self.directions, 1)))
+        E = np.repeat(np.eye(self.contacts), self.directions, axis=0)  # np.kron(I_m, 1_k), the same 0/1 entries
         return E, np.diag(self.mu)
 
     @cached_property
@@ -238,8 +238,8 @@ class ImpactProblem:
 
     # ------------------------------------------------------------------ helpers
     def solve_mass(self, rhs: np.ndarray) -> np.ndarray:
-        """``M^-1 rhs`` through the Cholesky factor."""
-        return cho_solve((self._cholesky, True), rhs)
+        """``M^-1 rhs`` through the Cholesky factor (``rhs`` finite, as every caller's is: not checked again)."""
+        return cho_solve((self._cholesky, True), rhs, check_finite=False)
 
     def kinetic_energy(self, v: np.ndarray) -> np.ndarray | float:
         """``0.5 v^T M v`` (journal eq. 11); ``v`` of shape ``(..., nv)``."""
