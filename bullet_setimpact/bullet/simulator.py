@@ -325,7 +325,7 @@ class ImpactSimulator:
         accuracy = TARGET_FRACTION * self.contact_tolerance
         tau = 0.0 if start_gap <= target else localize(gap_after, duration, target, start_gap, end_gap, accuracy)
         if evaluated[0] != tau:  # brentq's last evaluation is usually the root: the world is there
-            gap_after(tau)
+            self._simulate_from(snapshot, tau)
         events = self._resolve_and_track(start_time + tau)
         if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the step
             self._bullet_step(duration)
@@ -384,10 +384,14 @@ class ImpactSimulator:
 
     def _feature_gaps_at(self, snapshot: Snapshot, tau: float, features: list, far: float) -> float:
         """Smallest gap of ``features`` after simulating ``tau`` from ``snapshot``."""
+        self._simulate_from(snapshot, tau)
+        return min(self.finder.feature_gaps(features, far).values(), default=far)
+
+    def _simulate_from(self, snapshot: Snapshot, tau: float) -> None:
+        """Restore ``snapshot`` and let Bullet simulate ``tau`` seconds from it."""
         snapshot.restore()
         if tau > 0.0:
             self._bullet_step(tau)
-        return min(self.finder.feature_gaps(features, far).values(), default=far)
 
     def _bullet_step(self, duration: float) -> None:
         self._set_time_step(duration)
