@@ -572,7 +572,9 @@ class ContactFinder:
         return np.array(gaps), np.array(normals).reshape(-1, 3)
 
 
-def _box_distance(local: np.ndarray, half: np.ndarray, frame: np.ndarray, with_normals: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+def _box_distance(
+    local: np.ndarray, half: np.ndarray, frame: np.ndarray, with_normals: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Signed distance of points (box frame) to a box and outward unit normals (world frame;
     None when not ``with_normals``)."""
     excess = np.abs(local) - half

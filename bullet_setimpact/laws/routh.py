@@ -82,7 +82,7 @@ def integrate(
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0]))
     path = [velocity.copy()] if record_path else []
     normal = problem.normal_velocities(velocity)
-    colliding = (normal < -COLLISION_TOL).any(axis=1)  # problem.colliding, updated where velocity moves
+    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding, updated where velocity moves
     for index in range(caps.shape[1]):
         if not colliding.any():
             break
@@ -94,7 +94,7 @@ def integrate(
         impulse[active] += increment
         steps[active] += 1
         normal[active] = problem.normal_velocities(velocity[active])
-        colliding[active] = (normal[active] < -COLLISION_TOL).any(axis=1)
+        colliding[active] = np.any(normal[active] < -COLLISION_TOL, axis=1)
         if record_path:
             path.append(velocity.copy())
     return Trajectories(velocity, steps, impulse, path)
