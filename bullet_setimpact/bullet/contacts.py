@@ -141,13 +141,21 @@ class _Frame:
 
     bits: bytes
     origin: np.ndarray
-    rotation: np.ndarray
+    orientation: tuple[float, ...]  # PyBullet's quaternion (x, y, z, w)
     corners: np.ndarray | None = None
     placements: list[tuple[np.ndarray, np.ndarray]] | None = None  # world centre and rotation of each shape
+    _rotation: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.origin.setflags(write=False)  # shared by every query at this pose
-        self.rotation.setflags(write=False)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """The rotation matrix of ``orientation`` (:func:`~.frames.rotation_matrix`), computed once."""
+        if self._rotation is None:
+            self._rotation = rotation_matrix(self.orientation)
+            self._rotation.setflags(write=False)
+        return self._rotation
 
 
 def _box_corners(half_extents: np.ndarray) -> np.ndarray:
@@ -316,8 +324,8 @@ class ContactFinder:
             near = max(closest, 0.0) if points else None
             gaps[feature] = min(
                 closest,
-                float(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near, with_normals=False)[1].min(initial=np.inf)),
-                float(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near, with_normals=False)[1].min(initial=np.inf)),
+                _smallest(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near, with_normals=False)[1]),
+                _smallest(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near, with_normals=False)[1]),
             )
         return gaps
 
@@ -400,7 +408,7 @@ class ContactFinder:
         bits = _POSE_BITS.pack(*position, *orientation)
         frame = self._frames.get((body, link))
         if frame is None or frame.bits != bits:
-            frame = _Frame(bits, np.array(position), rotation_matrix(orientation))
+            frame = _Frame(bits, np.array(position), tuple(orientation))
             self._frames[body, link] = frame
         return frame
 
@@ -478,7 +486,7 @@ class ContactFinder:
         else:
             origin, rotation = self._pose(body_v, link_v)
             vertices = local[indices] @ rotation.T + origin
-        s_origin = self._pose(body_s, link_s)[0]
+        s_origin = self._query_frame(body_s, link_s).origin
         if near is not None:
             offsets = vertices - s_origin
             reach = self._link_reach(body_s, link_s) + near
@@ -570,6 +578,11 @@ class ContactFinder:
                 gaps.append(np.inf)
                 normals.append(np.zeros(3))
         return np.array(gaps), np.array(normals).reshape(-1, 3)
+
+
+def _smallest(values: np.ndarray) -> float:
+    """``values.min(initial=inf)`` as a float, without a reduction over no rows."""
+    return float(values.min()) if values.size else np.inf
 
 
 def _box_distance(
