@@ -111,6 +111,12 @@ def basis_matrix(W: np.ndarray, basis: np.ndarray) -> np.ndarray:
     return B
 
 
+#: ``ndarray.max`` / ``ndarray.min`` without their Python-level wrapper (the same reduction),
+#: for the per-pivot work of Lemke's path.
+_largest = np.maximum.reduce
+_smallest = np.minimum.reduce
+
+
 def _lexicographic_min_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarray) -> int:
     """Among rows tied on the ratio ``x_i / column_i``, the lexicographic minimum of ``B^-1_i / column_i``.
 
@@ -120,8 +126,8 @@ def _lexicographic_min_row(tableau: np.ndarray, candidates: np.ndarray, column: 
     """
     for j in range(1, tableau.shape[1]):
         ratios = tableau[candidates, j] / column[candidates]
-        best = ratios.min()
-        candidates = candidates[ratios <= best + TIE_TOL * np.abs(ratios).max()]
+        best = _smallest(ratios)
+        candidates = candidates[ratios <= best + TIE_TOL * _largest(np.abs(ratios))]
         if candidates.size == 1:
             break
     return int(candidates[0])
@@ -138,8 +144,8 @@ def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarr
     """
     x = tableau[candidates, 0]
     pivots = column[candidates]
-    slack = primal_tol * abs(tableau[:, 0]).max()
-    tied = candidates[x / pivots <= ((x + slack) / pivots).min()]
+    slack = primal_tol * _largest(np.abs(tableau[:, 0]))
+    tied = candidates[x / pivots <= _smallest((x + slack) / pivots)]
     if tied.size == 1:
         return int(tied[0])
     artificial = (basic[tied] == 2 * basic.shape[0]).nonzero()[0]
@@ -336,7 +342,7 @@ def _follow_path(
     entering = artificial
     pivots = 0
     # The set of basic variables as the bits of an integer, updated per pivot (cheaper than sorting ``basic``).
-    members = sum(1 << variable for variable in basic.tolist())
+    members = sum(map((1).__lshift__, basic.tolist()))
     visited: set[int] = set()
     # Rows are the columns of ``-W``: ``B^-1 (-W_j)`` is ``-(B^-1 W_j)`` exactly (negation commutes with rounding).
     negated = None if n > SPARSE_PIVOT_SIZE else np.ascontiguousarray(-W.T)
@@ -353,7 +359,7 @@ def _follow_path(
         visited.add(members)
         entering = leaving + n if leaving < n else leaving - n
         column = binv @ negated[entering - n] if negated is not None and entering >= n else _tableau_column(W, binv, entering)
-        candidates = (column > PIVOT_TOL * np.abs(column).max()).nonzero()[0]  # max(column.max(), -column.min())
+        candidates = (column > PIVOT_TOL * _largest(np.abs(column))).nonzero()[0]  # max(column.max(), -column.min())
         if candidates.size == 0:
             raise _SecondaryRayError(pivots)
         row = _min_ratio_row(tableau, candidates, column, basic, primal_tol)
