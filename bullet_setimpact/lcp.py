@@ -421,8 +421,8 @@ def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inv
     ``basis_inverse`` may be in extended precision; the solution is float64.
     :class:`LemkeError` if neither meets ``tol``.
     """
-    x = (basis_inverse @ w.astype(basis_inverse.dtype)).astype(float)
-    basis_inverse = basis_inverse.astype(float)
+    x = (basis_inverse @ w.astype(basis_inverse.dtype, copy=False)).astype(float, copy=False)
+    basis_inverse = basis_inverse.astype(float, copy=False)  # the caller's own array (a take of the tableau)
     z = np.maximum(np.where(basis, x, 0.0), 0.0)
     residual = lcp_residual(W, w, z)
     if residual > REFINE_TOL:  # one step of iterative refinement with the tableau's B^-1: O(n^2)
