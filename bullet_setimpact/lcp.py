@@ -111,6 +111,12 @@ def basis_matrix(W: np.ndarray, basis: np.ndarray) -> np.ndarray:
     return B
 
 
+#: ``ndarray.max`` / ``ndarray.min`` without their Python-level wrapper (the same reduction),
+#: for the per-pivot work of Lemke's path.
+_largest = np.maximum.reduce
+_smallest = np.minimum.reduce
+
+
 def _lexicographic_min_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarray) -> int:
     """Among rows tied on the ratio ``x_i / column_i``, the lexicographic minimum of ``B^-1_i / column_i``.
 
@@ -120,8 +126,8 @@ def _lexicographic_min_row(tableau: np.ndarray, candidates: np.ndarray, column: 
     """
     for j in range(1, tableau.shape[1]):
         ratios = tableau[candidates, j] / column[candidates]
-        best = ratios.min()
-        candidates = candidates[ratios <= best + TIE_TOL * np.abs(ratios).max()]
+        best = _smallest(ratios)
+        candidates = candidates[ratios <= best + TIE_TOL * _largest(np.abs(ratios))]
         if candidates.size == 1:
             break
     return int(candidates[0])
@@ -138,8 +144,8 @@ def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarr
     """
     x = tableau[candidates, 0]
     pivots = column[candidates]
-    slack = primal_tol * abs(tableau[:, 0]).max()
-    tied = candidates[x / pivots <= ((x + slack) / pivots).min()]
+    slack = primal_tol * _largest(np.abs(tableau[:, 0]))
+    tied = candidates[x / pivots <= _smallest((x + slack) / pivots)]
     if tied.size == 1:
         return int(tied[0])
     artificial = (basic[tied] == 2 * basic.shape[0]).nonzero()[0]
@@ -195,7 +201,7 @@ def check_lcp(W: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = w.shape[0] if w.ndim == 1 else -1
     if w.ndim != 1 or W.shape != (n, n):
         raise ValueError(f"W must have shape ({n}, {n}) to match w, got {W.shape}")
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(w))):
+    if not (np.isfinite(W).all() and np.isfinite(w).all()):
         raise ValueError("W and w must be finite (no NaN or inf)")
     return W, w
 
@@ -243,7 +249,7 @@ def lemke(
     """
     W, w = check_lcp(W, w)
     n = w.shape[0]
-    if np.all(w >= 0.0):
+    if (w >= 0.0).all():
         basis = np.zeros(n, dtype=bool)
         return LCPSolution(np.zeros(n), w.copy(), basis, np.eye(n), 0, 0.0)
     if covering is None:
@@ -254,8 +260,8 @@ def lemke(
             raise ValueError(f"covering must be a positive vector of shape ({n},)")
     max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
     failures: dict[str, int] = {}
-    Wt: np.ndarray = W.astype(dtype)
-    wt: np.ndarray = w.astype(dtype)
+    Wt: np.ndarray = W.astype(dtype, copy=False)  # read only
+    wt: np.ndarray = w.astype(dtype, copy=False)
     for d in coverings:
         for primal_tol in RATIO_TEST_SLACKS:
             # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
@@ -336,7 +342,7 @@ def _follow_path(
     entering = artificial
     pivots = 0
     # The set of basic variables as the bits of an integer, updated per pivot (cheaper than sorting ``basic``).
-    members = sum(1 << int(variable) for variable in basic)
+    members = sum(map((1).__lshift__, basic.tolist()))
     visited: set[int] = set()
     # Rows are the columns of ``-W``: ``B^-1 (-W_j)`` is ``-(B^-1 W_j)`` exactly (negation commutes with rounding).
     negated = None if n > SPARSE_PIVOT_SIZE else np.ascontiguousarray(-W.T)
@@ -353,7 +359,7 @@ def _follow_path(
         visited.add(members)
         entering = leaving + n if leaving < n else leaving - n
         column = binv @ negated[entering - n] if negated is not None and entering >= n else _tableau_column(W, binv, entering)
-        candidates = (column > PIVOT_TOL * max(column.max(), -column.min())).nonzero()[0]
+        candidates = (column > PIVOT_TOL * _largest(np.abs(column))).nonzero()[0]  # max(column.max(), -column.min())
         if candidates.size == 0:
             raise _SecondaryRayError(pivots)
         row = _min_ratio_row(tableau, candidates, column, basic, primal_tol)
@@ -415,8 +421,8 @@ def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inv
     ``basis_inverse`` may be in extended precision; the solution is float64.
     :class:`LemkeError` if neither meets ``tol``.
     """
-    x = (basis_inverse @ w.astype(basis_inverse.dtype)).astype(float)
-    basis_inverse = basis_inverse.astype(float)
+    x = (basis_inverse @ w.astype(basis_inverse.dtype, copy=False)).astype(float, copy=False)
+    basis_inverse = basis_inverse.astype(float, copy=False)  # the caller's own array (a take of the tableau)
     z = np.maximum(np.where(basis, x, 0.0), 0.0)
     residual = lcp_residual(W, w, z)
     if residual > REFINE_TOL:  # one step of iterative refinement with the tableau's B^-1: O(n^2)

@@ -41,7 +41,7 @@ def _finite_array(name: str, value: object, ndim: int) -> np.ndarray:
     array = np.asarray(value, dtype=float)
     if array.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array, got shape {array.shape}")
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():
         raise ValueError(f"{name} must be finite, but it contains NaN or inf")
     return array
 
@@ -52,7 +52,7 @@ def _per_contact(name: str, value: object, m: int) -> np.ndarray:
     array = np.broadcast_to(array, (m,)).copy() if array.ndim == 0 else array
     if array.shape != (m,):
         raise ValueError(f"{name} must be a scalar or have shape ({m},), got shape {array.shape}")
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():
         raise ValueError(f"{name} must be finite, but it contains NaN or inf")
     return array
 
@@ -107,7 +107,9 @@ class ImpactProblem:
         nv = M.shape[0]
         if M.shape != (nv, nv) or nv == 0:
             raise ValueError(f"M must be square and non-empty, got shape {M.shape}")
-        if not np.allclose(M, M.T, rtol=1e-9, atol=1e-12 * max(1.0, float(np.max(np.abs(M))))):
+        magnitude = np.abs(M)
+        # np.allclose(M, M.T, rtol=1e-9, atol=...) of a finite M, without its dispatch
+        if not np.all(np.abs(M - M.T) <= 1e-12 * max(1.0, float(magnitude.max())) + 1e-9 * magnitude.T):
             raise ValueError("M must be symmetric (M != M.T beyond 1e-9 relative)")
         try:
             cholesky = np.linalg.cholesky(M)
@@ -121,10 +123,10 @@ class ImpactProblem:
         if Jt.shape[0] != m or Jt.shape[1] not in (1, 2) or Jt.shape[2] != nv:
             raise ValueError(f"Jt must have shape ({m}, 1, {nv}) or ({m}, 2, {nv}), got {Jt.shape}")
         mu_array = _per_contact("mu", mu, m)
-        if np.any(mu_array < 0.0):
+        if (mu_array < 0.0).any():
             raise ValueError(f"mu must be >= 0, got {mu_array.min()}")
         restitution_array = _per_contact("restitution", 0.0 if restitution is None else restitution, m)
-        if np.any((restitution_array < 0.0) | (restitution_array > 1.0)):
+        if ((restitution_array < 0.0) | (restitution_array > 1.0)).any():
             raise ValueError(f"restitution must lie in [0, 1], got {restitution_array.tolist()}")
         if external_force is not None:
             external_force = _finite_array("external_force", external_force, 1)
@@ -188,7 +190,7 @@ class ImpactProblem:
     @cached_property
     def _friction_blocks(self) -> tuple[np.ndarray, np.ndarray]:
         """``E = blkdiag(1_k, ..., 1_k)`` (shape ``(m k, m)``) and ``diag(mu)``."""
-        E = np.kron(np.eye(self.contacts), np.ones((self.directions, 1)))
+        E = np.repeat(np.eye(self.contacts), self.directions, axis=0)  # np.kron(I_m, 1_k), the same 0/1 entries
         return E, np.diag(self.mu)
 
     @cached_property
@@ -236,8 +238,8 @@ class ImpactProblem:
 
     # ------------------------------------------------------------------ helpers
     def solve_mass(self, rhs: np.ndarray) -> np.ndarray:
-        """``M^-1 rhs`` through the Cholesky factor."""
-        return cho_solve((self._cholesky, True), rhs)
+        """``M^-1 rhs`` through the Cholesky factor (``rhs`` finite, as every caller's is: not checked again)."""
+        return cho_solve((self._cholesky, True), rhs, check_finite=False)
 
     def kinetic_energy(self, v: np.ndarray) -> np.ndarray | float:
         """``0.5 v^T M v`` (journal eq. 11); ``v`` of shape ``(..., nv)``."""
@@ -257,7 +259,7 @@ class ImpactProblem:
 
         A boolean array over ``v``'s leading dimensions (0-d for one velocity).
         """
-        return np.asarray(np.any(self.normal_velocities(v) < -tol, axis=-1))
+        return np.asarray((self.normal_velocities(v) < -tol).any(axis=-1))
 
     def impulse_velocity_change(self, lambda_bar: np.ndarray) -> np.ndarray:
         """``M^-1 Jbar^T lambda_bar`` for impulses ``[lambda_n; lambda_D]`` of shape ``(..., m (k+1))``."""
@@ -316,14 +318,14 @@ class ImpactProblem:
     @property
     def elastic(self) -> bool:
         """Whether any contact has a positive coefficient of restitution."""
-        return bool(np.any(self.restitution > 0.0))
+        return bool((self.restitution > 0.0).any())
 
     def validate_velocity(self, v: np.ndarray, name: str = "v_minus") -> np.ndarray:
         """Return ``v`` as a float array of shape ``(nv,)`` or raise ``ValueError`` naming it."""
         v = np.asarray(v, dtype=float)
         if v.shape != (self.dofs,):
             raise ValueError(f"{name} must have shape ({self.dofs},), got {v.shape}")
-        if not np.all(np.isfinite(v)):
+        if not np.isfinite(v).all():
             raise ValueError(f"{name} must be finite, but it contains NaN or inf")
         return v
 

@@ -74,3 +74,24 @@ def test_a_contact_with_a_zero_normal_row_is_dropped_not_turned_into_nan(client:
     assert problem is not None and problem.contacts == 1 and len(kept) == 1 and kept[0] is good
     assert np.all(np.isfinite(problem.Jn)) and np.abs(problem.Jn).max() > 0.0
     assert contact_problem([zero], configuration) == (None, [])
+
+
+def test_contacts_follow_a_static_body_the_user_moves(client: int) -> None:
+    """The finder reuses a link's frame, corners and shape placements while PyBullet reports
+    the same pose bits, so a static ground moved with ``resetBasePositionAndOrientation`` must
+    be measured at its new pose.  A 0.2 m cube whose bottom face is ``d`` above the top face
+    of a static box touches it at its 4 bottom corners with gap ``d`` when ``d <= 1e-4`` (the
+    tolerance), and not at all when ``d = 1e-3``; the gaps are differences of box coordinates,
+    exact to round-off (1e-12)."""
+    ground_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[1.0, 1.0, 0.5], physicsClientId=client)
+    ground = p.createMultiBody(0.0, ground_shape, basePosition=[0.0, 0.0, -0.5], physicsClientId=client)
+    cube_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.1], physicsClientId=client)
+    cube = p.createMultiBody(1.0, cube_shape, basePosition=[0.0, 0.0, 0.1 + 5e-5], physicsClientId=client)
+    finder = ContactFinder(client, [cube], 1e-4)
+    for top, gap, count in ((0.0, 5e-5, 4), (-1e-3, 1e-3 + 5e-5, 0), (2e-5, 3e-5, 4)):
+        p.resetBasePositionAndOrientation(ground, [0.0, 0.0, top - 0.5], [0.0, 0.0, 0.0, 1.0], physicsClientId=client)
+        contacts = finder.contacts()
+        assert len(contacts) == count, (top, [contact.gap for contact in contacts])
+        assert all(abs(contact.gap - gap) < 1e-12 for contact in contacts)
+        corner = ("vertex", cube, -1, 0, ground, -1)  # a bottom corner (signs -, -, -)
+        assert abs(finder.feature_gaps([corner], 1e-3)[corner] - gap) < 1e-12

@@ -39,7 +39,7 @@ def contact_problem(
     M = configuration.mass_matrix()
     normals = np.array([contact.normal for contact in contacts])
     jacobians = _side_jacobians(contacts, configuration, 0) - _side_jacobians(contacts, configuration, 1)
-    tangents = np.array([tangent_basis(normal) for normal in normals])
+    tangents = _tangent_bases(normals)
     Jn = np.einsum("id,idv->iv", normals, jacobians)
     Jt = np.einsum("ikd,idv->ikv", tangents, jacobians)
     mu = np.array([contact.mu for contact in contacts])
@@ -49,7 +49,7 @@ def contact_problem(
     rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]] + ([np.asarray(restitution)[:, None]] if elastic else []))
     scale = 1e-9 * (1.0 + np.abs(rows).max())
     moving = np.abs(Jn).max(axis=1) > 1e-12 * (1.0 + np.abs(Jn).max())
-    keep = [i for i in range(len(contacts)) if moving[i] and not any(np.abs(rows[i] - rows[j]).max() <= scale for j in range(i))]
+    keep = [i for i in range(len(contacts)) if moving[i] and not (np.abs(rows[i] - rows[:i]).max(axis=1) <= scale).any()]
     if not keep:
         return None, []
     problem = ImpactProblem(
@@ -88,6 +88,17 @@ def combined_restitution(client: int, contacts: list[Contact]) -> np.ndarray:
                 values[key] = float(p.getDynamicsInfo(key[0], key[1], physicsClientId=client)[5])
     combined = [values[(c.body_a, c.link_a)] * values[(c.body_b, c.link_b)] for c in contacts]
     return np.clip(np.array(combined, dtype=float), 0.0, 1.0)
+
+
+def _tangent_bases(normals: np.ndarray) -> np.ndarray:
+    """:func:`tangent_basis` of every normal, ``(m, 2, 3)``, computed once per distinct normal
+    (the contacts of a face share theirs)."""
+    bases: dict[bytes, np.ndarray] = {}
+    for normal in normals:
+        key = normal.tobytes()
+        if key not in bases:
+            bases[key] = tangent_basis(normal)
+    return np.array([bases[normal.tobytes()] for normal in normals])
 
 
 def tangent_basis(normal: np.ndarray) -> np.ndarray:

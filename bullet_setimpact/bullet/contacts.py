@@ -16,6 +16,7 @@ the shipped URDFs use boxes and spheres.
 from __future__ import annotations
 
 import functools
+import struct
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import numpy as np
 import pybullet as p
 
 from ..errors import ManifoldCompletionWarning
-from .frames import inertial_pose, rotation_matrix
+from .frames import inertial_frame, rotation_matrix
 from .inventory import world_bodies
 from .reduction import MERGE_FRACTION, merge_indices, polygon_indices
 
@@ -130,6 +131,33 @@ class _Shape:
     vertices: np.ndarray | None  # (8, 3) corners in the inertial frame, for boxes
 
 
+#: A pose's bits: position and quaternion as seven doubles.
+_POSE_BITS = struct.Struct("7d")
+
+
+@dataclass
+class _Frame:
+    """A link's inertial frame at one pose (``bits``), with its world corners once computed."""
+
+    bits: bytes
+    origin: np.ndarray
+    orientation: tuple[float, ...]  # PyBullet's quaternion (x, y, z, w)
+    corners: np.ndarray | None = None
+    placements: list[tuple[np.ndarray, np.ndarray]] | None = None  # world centre and rotation of each shape
+    _rotation: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.origin.setflags(write=False)  # shared by every query at this pose
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """The rotation matrix of ``orientation`` (:func:`~.frames.rotation_matrix`), computed once."""
+        if self._rotation is None:
+            self._rotation = rotation_matrix(self.orientation)
+            self._rotation.setflags(write=False)
+        return self._rotation
+
+
 def _box_corners(half_extents: np.ndarray) -> np.ndarray:
     signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
     return signs * half_extents
@@ -143,11 +171,11 @@ def _one_configuration(method: Callable[Concatenate[ContactFinder, _P], _R]) -> 
     def query(self: ContactFinder, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         if self._poses is not None:  # inside another query
             return method(self, *args, **kwargs)
-        self._poses, self._corners = {}, {}
+        self._poses = {}
         try:
             return method(self, *args, **kwargs)
         finally:
-            self._poses = self._corners = None
+            self._poses = None
 
     return query
 
@@ -173,8 +201,11 @@ class ContactFinder:
         self._vertices: dict[tuple[int, int], np.ndarray | None] = {}
         self._friction: dict[tuple[int, int], float] = {}
         self._reach: dict[tuple[int, int], float] = {}
-        self._poses: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None
-        self._corners: dict[tuple[int, int], np.ndarray] | None = None
+        self._merge_distances: dict[tuple, float] = {}
+        self._poses: dict[tuple[int, int], _Frame] | None = None
+        #: Each link's last pose (the bits PyBullet reported), inertial origin and rotation and
+        #: world corners (once computed): reused while the bits are the same (static bodies).
+        self._frames: dict[tuple[int, int], _Frame] = {}
         self._probe = p.createCollisionShape(p.GEOM_SPHERE, radius=PROBE_RADIUS, physicsClientId=client)
         self._warned: set[tuple[int, int, int, int]] = set()
         self.refresh_bodies()
@@ -186,6 +217,8 @@ class ContactFinder:
         self._vertices.clear()
         self._friction.clear()
         self._reach.clear()
+        self._merge_distances.clear()
+        self._frames.clear()
         # read every link's static data now, not in the first contact query (an impact)
         for body in world_bodies(self.client):
             for link in range(-1, p.getNumJoints(body, physicsClientId=self.client)):
@@ -250,13 +283,16 @@ class ContactFinder:
         """Points of one link pair closer than this are one point [m]: the contact tolerance
         (gaps cannot tell them apart), at most :data:`~.reduction.MERGE_FRACTION` of the
         smallest box or sphere extent of the two links."""
-        extents = [
-            float(shape.dimensions[0] if shape.geometry == p.GEOM_SPHERE else np.min(shape.dimensions))
-            for key in (link_a, link_b)
-            for shape in self._link_shapes(*key)
-            if shape.geometry in (p.GEOM_BOX, p.GEOM_SPHERE)
-        ]
-        return min([self.tolerance, *(MERGE_FRACTION * extent for extent in extents)])
+        key = (link_a, link_b, self.tolerance)
+        if key not in self._merge_distances:
+            extents = [
+                float(shape.dimensions[0] if shape.geometry == p.GEOM_SPHERE else np.min(shape.dimensions))
+                for link in (link_a, link_b)
+                for shape in self._link_shapes(*link)
+                if shape.geometry in (p.GEOM_BOX, p.GEOM_SPHERE)
+            ]
+            self._merge_distances[key] = min([self.tolerance, *(MERGE_FRACTION * extent for extent in extents)])
+        return self._merge_distances[key]
 
     def _reduce(self, candidates: list[Contact]) -> list[Contact]:
         """One link pair's candidates without near-duplicates and, for a face contact, only
@@ -284,9 +320,9 @@ class ContactFinder:
                 groups.setdefault((feature[1], feature[2], feature[4], feature[5]), []).append(feature)
         for (body_v, link_v, body_s, link_s), members in groups.items():
             indices = np.array([feature[3] for feature in members])
-            _, values, _, rows, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, indices)
-            for feature in members:
-                gaps[feature] = float(values[rows == feature[3]].min())
+            values = self._vertex_gaps(body_v, link_v, body_s, link_s, indices, with_normals=False)[1]
+            # one row per member and shape of s, shape-major (see _vertex_gaps): the smallest over the shapes
+            gaps.update(zip(members, values.reshape(-1, len(members)).min(axis=0).tolist(), strict=True))
         for feature in features:
             if feature[0] == "vertex":
                 continue
@@ -297,8 +333,8 @@ class ContactFinder:
             near = max(closest, 0.0) if points else None
             gaps[feature] = min(
                 closest,
-                float(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near)[1].min(initial=np.inf)),
-                float(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near)[1].min(initial=np.inf)),
+                _smallest(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near, with_normals=False)[1]),
+                _smallest(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near, with_normals=False)[1]),
             )
         return gaps
 
@@ -307,7 +343,7 @@ class ContactFinder:
         over the other link's shapes), keyed by vertex feature."""
         gaps: dict[Feature, float] = {}
         for (body_v, link_v), (body_s, link_s) in (pair, pair[::-1]):
-            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s)
+            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, with_normals=False)
             for index, gap in zip(indices.tolist(), values.tolist(), strict=True):
                 feature = ("vertex", body_v, link_v, index, body_s, link_s)
                 gaps[feature] = min(gaps.get(feature, np.inf), gap)
@@ -318,7 +354,7 @@ class ContactFinder:
         (within 1 cm), else the link pair's closest-point feature."""
         best: tuple[float, Feature] = (1e-2, ("pair", pair_key((link_a, link_b))))
         for (body_v, link_v), (body_s, link_s), point in ((link_a, link_b, point_a), (link_b, link_a, point_b)):
-            vertices, _, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s)
+            vertices, _, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, with_normals=False)
             if len(vertices):
                 distances = np.linalg.norm(vertices - point, axis=1)
                 nearest = int(np.argmin(distances))
@@ -374,26 +410,48 @@ class ContactFinder:
             self._vertices[key] = np.vstack(corners) if corners else None
         return self._vertices[key]
 
-    def _pose(self, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
-        """The link's inertial pose (:func:`~.frames.inertial_pose`), read once per query."""
+    def _frame(self, body: int, link: int) -> _Frame:
+        """The link's :class:`_Frame` at its current pose (:func:`~.frames.inertial_pose`'s
+        origin and rotation, computed again only when PyBullet reports other bits)."""
+        position, orientation = inertial_frame(self.client, body, link)
+        bits = _POSE_BITS.pack(*position, *orientation)
+        frame = self._frames.get((body, link))
+        if frame is None or frame.bits != bits:
+            frame = _Frame(bits, np.array(position), tuple(orientation))
+            self._frames[body, link] = frame
+        return frame
+
+    def _query_frame(self, body: int, link: int) -> _Frame:
+        """The link's :class:`_Frame`, read once per query."""
         if self._poses is None:
-            return inertial_pose(self.client, body, link)
+            return self._frame(body, link)
         key = (body, link)
         if key not in self._poses:
-            self._poses[key] = inertial_pose(self.client, body, link)
+            self._poses[key] = self._frame(body, link)
         return self._poses[key]
+
+    def _pose(self, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
+        """The link's inertial pose (:func:`~.frames.inertial_pose`), read once per query."""
+        frame = self._query_frame(body, link)
+        return frame.origin, frame.rotation
 
     def _world_corners(self, body: int, link: int, local: np.ndarray, every: np.ndarray) -> np.ndarray:
         """World positions of all of a link's corners ``local`` (``every``: all their indices),
-        computed once per query."""
-        if self._corners is not None and (body, link) in self._corners:
-            return self._corners[body, link]
-        origin, rotation = self._pose(body, link)
-        vertices = local[every] @ rotation.T + origin
-        if self._corners is not None:
-            vertices.setflags(write=False)  # shared by the query's callers
-            self._corners[body, link] = vertices
-        return vertices
+        computed once per pose."""
+        frame = self._query_frame(body, link)
+        if frame.corners is None:
+            frame.corners = local[every] @ frame.rotation.T + frame.origin
+            frame.corners.setflags(write=False)  # shared by the callers
+        return frame.corners
+
+    def _placements(self, body: int, link: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """World centre and rotation of each collision shape of the link, computed once per pose."""
+        frame = self._query_frame(body, link)
+        if frame.placements is None:
+            frame.placements = [
+                (frame.origin + frame.rotation @ shape.position, frame.rotation @ shape.rotation) for shape in self._link_shapes(body, link)
+            ]
+        return frame.placements
 
     def _link_reach(self, body: int, link: int) -> float:
         """Radius [m] of a ball about the link's inertial origin that holds all its shapes
@@ -411,14 +469,22 @@ class ContactFinder:
         return self._reach[key]
 
     def _vertex_gaps(
-        self, body_v: int, link_v: int, body_s: int, link_s: int, indices: np.ndarray | None = None, near: float | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]]:
+        self,
+        body_v: int,
+        link_v: int,
+        body_s: int,
+        link_s: int,
+        indices: np.ndarray | None = None,
+        near: float | None = None,
+        with_normals: bool = True,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, list[int]]:
         """Vertices of link ``v`` (world), their gaps and unit normals to link ``s``.
 
         Returns ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and
         shape of ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
         ``near``: return no rows when every vertex is farther than ``near`` from link ``s``'s
-        ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.
+        ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.  ``with_normals=False``:
+        the caller needs the gaps only (``normals`` may then be None).
         """
         local = self._link_vertices(body_v, link_v)
         if local is None:
@@ -429,7 +495,7 @@ class ContactFinder:
         else:
             origin, rotation = self._pose(body_v, link_v)
             vertices = local[indices] @ rotation.T + origin
-        s_origin, s_rotation = self._pose(body_s, link_s)
+        s_origin = self._query_frame(body_s, link_s).origin
         if near is not None:
             offsets = vertices - s_origin
             reach = self._link_reach(body_s, link_s) + near
@@ -437,20 +503,23 @@ class ContactFinder:
                 return _NO_ROWS
         shapes = self._link_shapes(body_s, link_s)
         measured = [
-            self._vertex_distances(vertices, shape, s_origin + s_rotation @ shape.position, s_rotation @ shape.rotation, body_s, link_s)
-            for shape in shapes
+            self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, with_normals)
+            for shape, (centre, frame) in zip(shapes, self._placements(body_s, link_s), strict=True)
         ]
         geometries = [shape.geometry for shape in shapes for _ in indices]
         if len(shapes) == 1:
             return vertices, measured[0][0], measured[0][1], indices, geometries
         count = len(shapes)
         gaps = np.concatenate([gap for gap, _ in measured]) if measured else np.zeros(0)
-        normals = np.vstack([normal for _, normal in measured]) if measured else np.zeros((0, 3))
+        normals = None
+        if with_normals:
+            normals = np.vstack([normal for _, normal in measured if normal is not None]) if measured else np.zeros((0, 3))
         return np.tile(vertices, (count, 1)), gaps, normals, np.tile(indices, count), geometries
 
     def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
         """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
         vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s, near=self.tolerance)
+        assert normals is not None  # asked for
         # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
         # other link's vertices and Bullet's manifold hold that contact)
         rows = np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25))
@@ -458,17 +527,21 @@ class ContactFinder:
             return []
         mu = self.friction(body_v, link_v, body_s, link_s)
         found = []
-        picked, directions = vertices[rows], normals[rows]
-        on_shapes = picked - gaps[rows, None] * directions
-        for row, vertex, normal, on_shape in zip(rows.tolist(), picked, directions, on_shapes, strict=True):
-            gap, index, geometry = gaps[row], indices[row], geometries[row]
-            if geometry == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
+        picked, directions, picked_gaps = vertices[rows], normals[rows], gaps[rows]
+        on_shapes = picked - picked_gaps[:, None] * directions
+        if flip:  # the shape is on link A: the normal on B (the vertex's link) points to A
+            directions = -directions
+        rows_list = rows.tolist()
+        for row, index, gap, vertex, normal, on_shape in zip(
+            rows_list, indices[rows].tolist(), picked_gaps.tolist(), picked, directions, on_shapes, strict=True
+        ):
+            if geometries[row] == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
                 self._warn_plane(body_v, link_v, body_s, link_s)
-            feature = ("vertex", body_v, link_v, int(index), body_s, link_s)
-            if flip:  # the shape is on link A: the normal on B (the vertex's link) points to A
-                found.append(Contact(body_s, link_s, body_v, link_v, on_shape, vertex, -normal, float(gap), mu, feature))
+            feature = ("vertex", body_v, link_v, index, body_s, link_s)
+            if flip:
+                found.append(Contact(body_s, link_s, body_v, link_v, on_shape, vertex, normal, gap, mu, feature))
             else:
-                found.append(Contact(body_v, link_v, body_s, link_s, vertex, on_shape, normal, float(gap), mu, feature))
+                found.append(Contact(body_v, link_v, body_s, link_s, vertex, on_shape, normal, gap, mu, feature))
         return found
 
     def _warn_plane(self, body_v: int, link_v: int, body_s: int, link_s: int) -> None:
@@ -481,9 +554,10 @@ class ContactFinder:
         )
 
     def _vertex_distances(
-        self, vertices: np.ndarray, shape: _Shape, centre: np.ndarray, frame: np.ndarray, body: int, link: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Signed distances from world ``vertices`` to a shape, and unit normals from the shape to them."""
+        self, vertices: np.ndarray, shape: _Shape, centre: np.ndarray, frame: np.ndarray, body: int, link: int, with_normals: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Signed distances from world ``vertices`` to a shape, and unit normals from the shape to
+        them (None for a box when not ``with_normals``)."""
         local = (vertices - centre) @ frame
         if shape.geometry == p.GEOM_PLANE:
             normal = shape.dimensions / np.linalg.norm(shape.dimensions)
@@ -493,7 +567,7 @@ class ContactFinder:
             distance = np.linalg.norm(local, axis=1)
             return distance - radius, (local / np.maximum(distance, 1e-12)[:, None]) @ frame.T
         if shape.geometry == p.GEOM_BOX:
-            return _box_distance(local, shape.dimensions / 2.0, frame)
+            return _box_distance(local, shape.dimensions / 2.0, frame, with_normals)
         gaps, normals = [], []
         for vertex in vertices:
             points = p.getClosestPoints(
@@ -515,13 +589,23 @@ class ContactFinder:
         return np.array(gaps), np.array(normals).reshape(-1, 3)
 
 
-def _box_distance(local: np.ndarray, half: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Signed distance of points (box frame) to a box and outward unit normals (world frame)."""
+def _smallest(values: np.ndarray) -> float:
+    """``values.min(initial=inf)`` as a float, without a reduction over no rows."""
+    return float(values.min()) if values.size else np.inf
+
+
+def _box_distance(
+    local: np.ndarray, half: np.ndarray, frame: np.ndarray, with_normals: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Signed distance of points (box frame) to a box and outward unit normals (world frame;
+    None when not ``with_normals``)."""
     excess = np.abs(local) - half
     positive = np.maximum(excess, 0.0)
     outside = np.sqrt(np.einsum("ij,ij->i", positive, positive))
     deepest = excess.max(axis=1)
     gaps = outside + np.minimum(deepest, 0.0)
+    if not with_normals:
+        return gaps, None
     normals = np.sign(local) * np.where((outside > 0.0)[:, None], positive, excess == deepest[:, None])
     normals /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normals, normals)), 1e-12)[:, None]
     return gaps, normals @ frame.T

@@ -52,12 +52,16 @@ def inertial_position(client: int, body: int, link: int) -> np.ndarray:
     return np.array(p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[0])
 
 
+def inertial_frame(client: int, body: int, link: int) -> tuple[Sequence[float], Sequence[float]]:
+    """PyBullet's world position and quaternion ``(x, y, z, w)`` of a link's inertial frame (``-1``: the base)."""
+    if link == -1:
+        return p.getBasePositionAndOrientation(body, physicsClientId=client)
+    return p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[:2]
+
+
 def inertial_pose(client: int, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
     """World position ``(3,)`` and rotation ``(3, 3)`` of a link's inertial frame (``-1``: the base)."""
-    if link == -1:
-        position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
-    else:
-        position, orientation = p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[:2]
+    position, orientation = inertial_frame(client, body, link)
     return np.array(position), rotation_matrix(orientation)
 
 

@@ -42,7 +42,10 @@ def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
     (Andrew's monotone chain); points on its edges are dropped too.
     """
     count = len(points)
-    if count <= 3 or np.any(np.linalg.norm(normals - normals[0], axis=1) > PARALLEL):
+    if count <= 3:
+        return list(range(count))
+    offsets = normals - normals[0]
+    if np.any(np.sqrt(np.add.reduce(offsets * offsets, axis=1)) > PARALLEL):  # np.linalg.norm's arithmetic
         return list(range(count))
     normal = normals[0]
     helper = np.eye(3)[np.argmin(np.abs(normal))]
@@ -50,7 +53,7 @@ def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
     u /= np.linalg.norm(u)
     w = cross(normal, u)
     planar = np.column_stack([points @ u, points @ w])
-    extent = float(np.ptp(planar, axis=0).max())
+    extent = float((planar.max(axis=0) - planar.min(axis=0)).max())  # np.ptp
     if extent == 0.0:
         return [0]
     tolerance = 1e-9 * extent * extent

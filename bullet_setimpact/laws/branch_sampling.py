@@ -42,7 +42,11 @@ SCREEN_MIN_SAMPLES = 1024
 
 
 def random_lemke(
-    W: np.ndarray, w: np.ndarray, rng: np.random.Generator, tol: float = RESIDUAL_TOL, bounds: np.ndarray | None = None
+    W: np.ndarray,
+    w: np.ndarray,
+    rng: np.random.Generator,
+    tol: float = RESIDUAL_TOL,
+    bounds: np.ndarray | Callable[[], np.ndarray] | None = None,
 ) -> LCPSolution:
     """:func:`~bullet_setimpact.lcp_solve.solve_lcp` starting from random covering vectors drawn from ``rng``.
 
@@ -83,7 +87,7 @@ def _parameter_rows(u: np.ndarray, rhs_map: np.ndarray | None) -> np.ndarray:
     assert rhs_map is not None  # set in __post_init__
     if u.ndim != 2 or u.shape[1] != rhs_map.shape[1]:
         raise ValueError(f"u must have shape (samples, {rhs_map.shape[1]}) to match rhs_map, got {u.shape}")
-    if not np.all(np.isfinite(u)):
+    if not np.isfinite(u).all():
         raise ValueError("u must be finite (no NaN or inf)")
     return u
 
@@ -127,7 +131,9 @@ class LemkeSolver:
         """:func:`random_lemke` on ``w = R u`` with this solver's bounds; counts the call and any fallback."""
         assert self.rhs_map is not None  # set in __post_init__
         self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else self.bounds(u))
+        bounds = self.bounds
+        # the bounds only matter to the complete fallback: computed only if it is reached
+        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if bounds is None else lambda: bounds(u))
         self.stats.fallbacks += solution.fallback
         return solution
 
@@ -152,7 +158,7 @@ class LemkeSolver:
             solution = self._random_lemke(alternative, rng)
             if solution.basis_inverse is not None:
                 x = solution.basis_inverse @ w
-                if np.all(x >= -self.tol * (1.0 + np.max(np.abs(w)))):
+                if (x >= -self.tol * (1.0 + np.abs(w).max())).all():
                     return np.maximum(np.where(solution.basis, x, 0.0), 0.0)
         return self._random_lemke(sample, rng).z
 

@@ -39,7 +39,7 @@ def law_name(law: object) -> str:
 
 def rejection(problem: ImpactProblem, result: ImpactResult) -> str | None:
     """Why an outcome may not be written back, or None when it passes."""
-    if not np.all(np.isfinite(result.v_plus)) or result.v_plus.shape != (problem.dofs,):
+    if not np.isfinite(result.v_plus).all() or result.v_plus.shape != (problem.dofs,):
         return "v_plus is not a finite vector of the right shape"
     if not result.terminated:
         return f"the impact did not terminate ({result.message or 'still colliding'})"
