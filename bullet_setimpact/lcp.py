@@ -195,7 +195,7 @@ def check_lcp(W: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = w.shape[0] if w.ndim == 1 else -1
     if w.ndim != 1 or W.shape != (n, n):
         raise ValueError(f"W must have shape ({n}, {n}) to match w, got {W.shape}")
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(w))):
+    if not (np.isfinite(W).all() and np.isfinite(w).all()):
         raise ValueError("W and w must be finite (no NaN or inf)")
     return W, w
 
@@ -243,30 +243,30 @@ def lemke(
     """
     W, w = check_lcp(W, w)
     n = w.shape[0]
-    if np.all(w >= 0.0):
+    if (w >= 0.0).all():
         basis = np.zeros(n, dtype=bool)
         return LCPSolution(np.zeros(n), w.copy(), basis, np.eye(n), 0, 0.0)
     if covering is None:
         coverings = default_coverings(n)
     else:
         coverings = [np.asarray(covering, dtype=float)]
-        if coverings[0].shape != (n,) or np.any(coverings[0] <= 0.0):
+        if coverings[0].shape != (n,) or (coverings[0] <= 0.0).any():
             raise ValueError(f"covering must be a positive vector of shape ({n},)")
     max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
     failures: dict[str, int] = {}
-    Wt: np.ndarray = W.astype(dtype)
-    wt: np.ndarray = w.astype(dtype)
+    Wt: np.ndarray = W.astype(dtype, copy=False)  # read only
     for d in coverings:
+        covering_t = d.astype(dtype)
         for primal_tol in RATIO_TEST_SLACKS:
             # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
-            tableau = np.hstack([wt[:, None], np.eye(n, dtype=dtype)])
-            if n > SPARSE_PIVOT_SIZE:  # column-major: see _pivot
-                tableau = np.asfortranarray(tableau)
+            tableau = np.zeros((n, n + 1), dtype=dtype, order="F" if n > SPARSE_PIVOT_SIZE else "C")  # column-major: see _pivot
+            tableau[:, 0] = w
+            tableau[:, 1:].flat[:: n + 1] = 1.0
             basic = np.arange(n)
             try:
                 # First pivot: z0 enters (column -d); the row with the most negative w_i / d_i leaves.
-                row = _min_ratio_row(tableau, np.arange(n), d.astype(dtype), basic, primal_tol)
-                return _path_solution(W, w, Wt, tableau, basic, row, -d.astype(dtype), max_pivots, primal_tol, tol)
+                row = _min_ratio_row(tableau, np.arange(n), covering_t, basic, primal_tol)
+                return _path_solution(W, w, Wt, tableau, basic, row, -covering_t, max_pivots, primal_tol, tol)
             except LemkeError as exc:
                 failures[str(exc)] = failures.get(str(exc), 0) + 1
     tried = f"{len(coverings)} covering vector(s) x {len(RATIO_TEST_SLACKS)} ratio tests"
@@ -336,7 +336,7 @@ def _follow_path(
     entering = artificial
     pivots = 0
     # The set of basic variables as the bits of an integer, updated per pivot (cheaper than sorting ``basic``).
-    members = sum(1 << int(variable) for variable in basic)
+    members = sum(1 << variable for variable in basic.tolist())
     visited: set[int] = set()
     # Rows are the columns of ``-W``: ``B^-1 (-W_j)`` is ``-(B^-1 W_j)`` exactly (negation commutes with rounding).
     negated = None if n > SPARSE_PIVOT_SIZE else np.ascontiguousarray(-W.T)
@@ -353,7 +353,7 @@ def _follow_path(
         visited.add(members)
         entering = leaving + n if leaving < n else leaving - n
         column = binv @ negated[entering - n] if negated is not None and entering >= n else _tableau_column(W, binv, entering)
-        candidates = (column > PIVOT_TOL * max(column.max(), -column.min())).nonzero()[0]
+        candidates = (column > PIVOT_TOL * np.abs(column).max()).nonzero()[0]
         if candidates.size == 0:
             raise _SecondaryRayError(pivots)
         row = _min_ratio_row(tableau, candidates, column, basic, primal_tol)
@@ -416,7 +416,7 @@ def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inv
     :class:`LemkeError` if neither meets ``tol``.
     """
     x = (basis_inverse @ w.astype(basis_inverse.dtype)).astype(float)
-    basis_inverse = basis_inverse.astype(float)
+    basis_inverse = basis_inverse.astype(float, copy=False)  # the caller's fresh copy of the tableau's
     z = np.maximum(np.where(basis, x, 0.0), 0.0)
     residual = lcp_residual(W, w, z)
     if residual > REFINE_TOL:  # one step of iterative refinement with the tableau's B^-1: O(n^2)

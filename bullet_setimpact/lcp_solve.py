@@ -10,6 +10,7 @@ returned solution passes the same residual check; nothing inexact is ever return
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def solve_lcp(
     w: np.ndarray,
     covering: np.ndarray | None = None,
     rng: np.random.Generator | None = None,
-    bounds: np.ndarray | None = None,
+    bounds: np.ndarray | Callable[[], np.ndarray] | None = None,
     tol: float = RESIDUAL_TOL,
 ) -> LCPSolution:
     """Solve ``LCP(W, w)``: Lemke first, then stages that cannot fail on a solvable LCP.
@@ -87,9 +88,10 @@ def solve_lcp(
         Covering vector of stage 1 (exclusive with ``rng``).
     rng : numpy Generator, optional
         Source of stage 1's random covering vectors.
-    bounds : array_like, shape (n,), optional
+    bounds : array_like, shape (n,), or a callable returning one, optional
         Upper bounds ``z <= bounds`` that some solution satisfies, if one exists (e.g.
-        :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`).  With them an infeasible
+        :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`); a callable is called only
+        when stage 4 runs.  With them an infeasible
         mixed-integer problem proves that the LCP has no solution; without them stage 4
         searches growing boxes and can only prove it when ``{z >= 0, Wz + w >= 0}`` is empty.
     tol : float
@@ -128,7 +130,7 @@ def solve_lcp(
                 reasons.append(str(exc))
                 continue
             return dataclasses.replace(solution, method=method)
-    return complete_solve(W, w, bounds, tol, context="; ".join(dict.fromkeys(reasons)))
+    return complete_solve(W, w, bounds() if callable(bounds) else bounds, tol, context="; ".join(dict.fromkeys(reasons)))
 
 
 #: Box growth of :func:`complete_solve` without given bounds: the LP point's scale times these.

@@ -42,13 +42,17 @@ SCREEN_MIN_SAMPLES = 1024
 
 
 def random_lemke(
-    W: np.ndarray, w: np.ndarray, rng: np.random.Generator, tol: float = RESIDUAL_TOL, bounds: np.ndarray | None = None
+    W: np.ndarray,
+    w: np.ndarray,
+    rng: np.random.Generator,
+    tol: float = RESIDUAL_TOL,
+    bounds: np.ndarray | Callable[[], np.ndarray] | None = None,
 ) -> LCPSolution:
     """:func:`~bullet_setimpact.lcp_solve.solve_lcp` starting from random covering vectors drawn from ``rng``.
 
     Lemke with up to ``LEMKE_ATTEMPTS`` random covering vectors; if all fail, the
-    deterministic stages of :func:`~bullet_setimpact.lcp_solve.solve_lcp` (with ``bounds``) return
-    one valid solution (``solution.fallback`` is then True).
+    deterministic stages of :func:`~bullet_setimpact.lcp_solve.solve_lcp` (with ``bounds``, an array
+    or a callable evaluated only then) return one valid solution (``solution.fallback`` is then True).
     """
     return solve_lcp(W, w, rng=rng, bounds=bounds, tol=tol)
 
@@ -127,7 +131,7 @@ class LemkeSolver:
         """:func:`random_lemke` on ``w = R u`` with this solver's bounds; counts the call and any fallback."""
         assert self.rhs_map is not None  # set in __post_init__
         self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else self.bounds(u))
+        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else lambda: self.bounds(u))
         self.stats.fallbacks += solution.fallback
         return solution
 
@@ -177,6 +181,27 @@ def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray) 
         values = (stacked @ columns[:, block]).reshape(count, n, -1)
         np.greater_equal(values.min(axis=1), -scale[block], out=feasible[:, block])
     return feasible
+
+
+def _uniform_choice(feasible: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For each column of ``feasible`` (shape ``(K, S)``), a row drawn uniformly among its True ones
+    (-1 if none): the largest of one uniform key per feasible row, the first on a tie.
+
+    Each row with any True draws ``S`` keys from ``rng``, row after row (one draw of them all is the
+    same stream); a row feasible for no column draws none."""
+    choice = np.full(feasible.shape[1], -1)
+    drawing = np.flatnonzero(feasible.any(axis=1))
+    if not drawing.size:
+        return choice
+    keys = rng.random((drawing.size, feasible.shape[1]))
+    np.copyto(keys, -1.0, where=~feasible[drawing])
+    best = np.full(feasible.shape[1], -1.0)
+    larger = np.empty(feasible.shape[1], dtype=bool)
+    for index, row in zip(drawing.tolist(), keys, strict=True):
+        np.greater(row, best, out=larger)
+        np.copyto(choice, index, where=larger)
+        np.maximum(best, row, out=best)
+    return choice
 
 
 @dataclass
@@ -315,16 +340,7 @@ class BatchedLCPSolver:
         feasible_top = _feasibility(
             self._responses.data[[entry.row for entry in top]].reshape(len(top), self.W.shape[0], columns.shape[0]), columns, scale
         )
-        # Uniform among the feasible candidates: the largest of one uniform key per feasible basis
-        # (the first on a tie); a basis feasible for no sample draws no keys.
-        choice = np.full(samples, -1)
-        best = np.full(samples, -1.0)
-        for index, feasible in enumerate(feasible_top):
-            if feasible.any():
-                keys = np.where(feasible, rng.random(samples), -1.0)
-                larger = keys > best
-                np.copyto(choice, index, where=larger)
-                np.copyto(best, keys, where=larger)
+        choice = _uniform_choice(feasible_top, rng)
         pending = np.flatnonzero(choice < 0)
         if pending.size and len(self._cache) > self.candidates:
             choice[pending] = self._first_feasible(self.candidates, columns[:, pending], scale[pending])
@@ -343,11 +359,12 @@ class BatchedLCPSolver:
         z = np.zeros((samples, self.W.shape[0]))
         for i, solution in direct.items():
             z[i] = solution
-        order = np.argsort(choice, kind="stable")  # each basis's samples in increasing order
-        bases, starts = np.unique(choice[order], return_index=True)
-        for index, chosen in zip(bases, np.split(order, starts[1:]), strict=True):
-            if index < 0:
-                continue
+        # Each basis's samples in increasing order (a stable sort; on 16-bit keys numpy's is a radix sort).
+        order = np.argsort(choice.astype(np.int16) if len(self._cache) < 2**15 else choice, kind="stable")
+        counts = np.bincount(choice - UNCACHED)  # cache index i was chosen counts[i - UNCACHED] times
+        ends = np.cumsum(counts)
+        for index in np.flatnonzero(counts[-UNCACHED:]).tolist():
+            chosen = order[ends[index - UNCACHED] - counts[index - UNCACHED] : ends[index - UNCACHED]]
             entry = self._cache[index]
             entry.hits += chosen.size
             z[chosen] = np.where(entry.basis, (self._response(entry) @ columns[:, chosen]).T, 0.0)
@@ -444,7 +461,7 @@ class BatchedLCPSolver:
         """
         assert self.rhs_map is not None  # set in __post_init__
         self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else self.bounds(u))
+        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else lambda: self.bounds(u))
         self.stats.fallbacks += solution.fallback
         if solution.basis_inverse is None:
             return solution
