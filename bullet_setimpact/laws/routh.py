@@ -81,22 +81,27 @@ def integrate(
     steps = np.zeros(len(velocity), dtype=int)
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0]))
     path = [velocity.copy()] if record_path else []
+    # The colliding samples' rows, kept compacted (their velocities, normal velocities, impulses)
+    # and written back when they stop, instead of a gather and a scatter of every array per step.
     normal = problem.normal_velocities(velocity)
-    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding, updated where velocity moves
+    active = np.flatnonzero(np.any(normal < -COLLISION_TOL, axis=1))  # problem.colliding
+    moving, normal, accrued = velocity[active], normal[active], impulse[active]
     for index in range(caps.shape[1]):
-        if not colliding.any():
+        if not active.size:
             break
-        active = active_rows(colliding)
-        resting = normal[active] >= -COLLISION_TOL
-        z = solver.solve(np.hstack([cap_scale * caps[active, index], velocity[active]]), rng, EXPLORE_PER_STEP, switchable=resting)
+        z = solver.solve(np.hstack([cap_scale * caps[active, index], moving]), rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL)
         increment = z[:, m : m + problem.Jbar.shape[0]]
-        velocity[active] += problem.impulse_velocity_change(increment)
-        impulse[active] += increment
-        steps[active] += 1
-        normal[active] = problem.normal_velocities(velocity[active])
-        colliding[active] = np.any(normal[active] < -COLLISION_TOL, axis=1)
+        moving += problem.impulse_velocity_change(increment)
+        accrued += increment
+        normal = problem.normal_velocities(moving)
+        colliding = np.any(normal < -COLLISION_TOL, axis=1)
+        if record_path or not colliding.all():
+            velocity[active], impulse[active], steps[active] = moving, accrued, index + 1
+            keep = active_rows(colliding)
+            active, moving, normal, accrued = active[keep], moving[keep], normal[keep], accrued[keep]
         if record_path:
             path.append(velocity.copy())
+    velocity[active], impulse[active], steps[active] = moving, accrued, caps.shape[1]  # still colliding after every step
     return Trajectories(velocity, steps, impulse, path)
 
 
