@@ -127,25 +127,34 @@ def _lexicographic_min_row(tableau: np.ndarray, candidates: np.ndarray, column: 
     return int(candidates[0])
 
 
-def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarray, basic: np.ndarray, primal_tol: float) -> int:
+def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray | list[int], column: np.ndarray, basic: np.ndarray, primal_tol: float) -> int:
     """Leaving row of the minimum-ratio test over ``candidates`` (rows with ``column > 0``).
 
     Harris's two-pass test: rows whose ratio is within ``primal_tol`` (relative to the
     largest basic value) of the minimum count as tied (round-off in a degenerate tableau
     must not pick the winner); ``primal_tol = 0`` is the textbook test.  Among ties the
     artificial variable leaves if it can (the path ends at once), else the lexicographic
-    rule decides.
+    rule decides.  Up to :data:`SPARSE_PIVOT_SIZE` rows the test runs on Python scalars of
+    the tableau's type (the same IEEE operations as numpy's, without its per-call cost).
     """
-    x = tableau[candidates, 0]
-    pivots = column[candidates]
-    slack = primal_tol * abs(tableau[:, 0]).max()
-    tied = candidates[x / pivots <= ((x + slack) / pivots).min()]
-    if tied.size == 1:
+    if tableau.shape[0] > SPARSE_PIVOT_SIZE:
+        rows = np.asarray(candidates)
+        x = tableau[rows, 0]
+        pivots = column[rows]
+        slack = primal_tol * abs(tableau[:, 0]).max()
+        tied = rows[x / pivots <= ((x + slack) / pivots).min()].tolist()
+    else:
+        values, entries = tableau[:, 0].tolist(), column.tolist()
+        slack = primal_tol * max(map(abs, values))
+        bound = min([(values[i] + slack) / entries[i] for i in candidates])
+        tied = [i for i in candidates if values[i] / entries[i] <= bound]
+    if len(tied) == 1:
         return int(tied[0])
-    artificial = (basic[tied] == 2 * basic.shape[0]).nonzero()[0]
-    if artificial.size:
-        return int(tied[artificial[0]])
-    return _lexicographic_min_row(tableau, tied, column)
+    artificial = 2 * basic.shape[0]
+    for i in tied:
+        if basic[i] == artificial:
+            return int(i)
+    return _lexicographic_min_row(tableau, np.array(tied), column)
 
 
 #: Above this size Lemke's pivots exploit the sparsity of ``B^-1`` and avoid threaded BLAS
@@ -265,7 +274,7 @@ def lemke(
             basic = np.arange(n)
             try:
                 # First pivot: z0 enters (column -d); the row with the most negative w_i / d_i leaves.
-                row = _min_ratio_row(tableau, np.arange(n), covering_t, basic, primal_tol)
+                row = _min_ratio_row(tableau, list(range(n)), covering_t, basic, primal_tol)
                 return _path_solution(W, w, Wt, tableau, basic, row, -covering_t, max_pivots, primal_tol, tol)
             except LemkeError as exc:
                 failures[str(exc)] = failures.get(str(exc), 0) + 1
@@ -353,10 +362,20 @@ def _follow_path(
         visited.add(members)
         entering = leaving + n if leaving < n else leaving - n
         column = binv @ negated[entering - n] if negated is not None and entering >= n else _tableau_column(W, binv, entering)
-        candidates = (column > PIVOT_TOL * np.abs(column).max()).nonzero()[0]
-        if candidates.size == 0:
+        candidates = _pivot_candidates(column)
+        if not len(candidates):
             raise _SecondaryRayError(pivots)
         row = _min_ratio_row(tableau, candidates, column, basic, primal_tol)
+
+
+def _pivot_candidates(column: np.ndarray) -> np.ndarray | list[int]:
+    """Rows where ``column`` exceeds :data:`PIVOT_TOL` times its largest magnitude (the ratio test's
+    candidates; Python scalars up to :data:`SPARSE_PIVOT_SIZE` rows, see :func:`_min_ratio_row`)."""
+    if column.shape[0] > SPARSE_PIVOT_SIZE:
+        return (column > PIVOT_TOL * np.abs(column).max()).nonzero()[0]
+    entries = column.tolist()
+    threshold = PIVOT_TOL * max(map(abs, entries))
+    return [i for i, entry in enumerate(entries) if entry > threshold]
 
 
 def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray, entering: int) -> int:
