@@ -433,7 +433,8 @@ class BatchedLCPSolver:
                 direct[i], choice[i] = solved.z, UNCACHED
                 pending, left, bound = pending[1:], left[:, 1:], bound[1:]
                 continue
-            feasible = (self._response(self._cache[solved]) @ left).min(axis=0) >= bound
+            values = np.matmul(self._response(self._cache[solved]), left, out=self._workspace.array("basic", (self.W.shape[0], left.shape[1])))
+            feasible = values.min(axis=0) >= bound
             choice[pending[feasible]] = solved
             choice[i] = solved
             if feasible[1:].any():

@@ -84,8 +84,12 @@ def integrate(
     # The colliding samples' rows, kept compacted (their velocities, normal velocities, impulses)
     # and written back when they stop, instead of a gather and a scatter of every array per step.
     normal = problem.normal_velocities(velocity)
-    active = np.flatnonzero(np.any(normal < -COLLISION_TOL, axis=1))  # problem.colliding
-    moving, normal, accrued = velocity[active], normal[active], impulse[active]
+    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding
+    active = np.flatnonzero(colliding)
+    if active.size < len(velocity):
+        moving, normal, accrued = velocity[active], normal[active], impulse[active]
+    else:  # all colliding (outcome_set's first step): no copies, the write-backs are then in place
+        moving, accrued = velocity, impulse
     for index in range(caps.shape[1]):
         if not active.size:
             break
