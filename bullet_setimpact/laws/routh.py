@@ -44,7 +44,7 @@ class Trajectories:
 
     velocity: np.ndarray  # (S, nv)
     steps: np.ndarray  # (S,)
-    impulse: np.ndarray  # (S, m (k+1)): accumulated [lambda_n; lambda_D]
+    impulse: np.ndarray  # (S, m (k+1)): accumulated [lambda_n; lambda_D]; (S, 0) if not recorded
     path: list[np.ndarray]  # velocity after each step (S, nv), path[0] = start
 
 
@@ -70,16 +70,18 @@ def integrate(
     rng: np.random.Generator,
     record_path: bool = False,
     cap_scale: float = 1.0,
+    record_impulse: bool = True,
 ) -> Trajectories:
     """Algorithm 1 for a batch: step the LCP (eq. 75) while colliding, up to ``caps.shape[1]`` steps.
 
     ``cap_scale * caps`` (``caps`` of shape ``(S, N, m)``) are the normal-impulse caps of every
-    step of every sample, scaled step by step for the samples still active only.
+    step of every sample, scaled step by step for the samples still active only.  Without
+    ``record_impulse`` the impulses are not accumulated (``impulse`` has no columns).
     """
     m = problem.contacts
     velocity = velocity.copy()
     steps = np.zeros(len(velocity), dtype=int)
-    impulse = np.zeros((len(velocity), problem.Jbar.shape[0]))
+    impulse = np.zeros((len(velocity), problem.Jbar.shape[0] if record_impulse else 0))
     path = [velocity.copy()] if record_path else []
     # The colliding samples' rows, kept compacted (their velocities, normal velocities, impulses)
     # and written back when they stop, instead of a gather and a scatter of every array per step.
@@ -96,7 +98,8 @@ def integrate(
         z = solver.solve(np.hstack([cap_scale * caps[active, index], moving]), rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL)
         increment = z[:, m : m + problem.Jbar.shape[0]]
         moving += problem.impulse_velocity_change(increment)
-        accrued += increment
+        if record_impulse:
+            accrued += increment
         normal = problem.normal_velocities(moving)
         colliding = np.any(normal < -COLLISION_TOL, axis=1)
         if record_path or not colliding.all():
@@ -401,7 +404,7 @@ class RouthImpact(ImpactLaw):
                 terminated_early += int(done.sum())
                 kept.append(elastic.velocity[done])
                 continue
-            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step)
+            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step, record_impulse=False)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity
             colliding = problem.colliding(velocity)
@@ -409,7 +412,7 @@ class RouthImpact(ImpactLaw):
             if colliding.any():
                 active = np.flatnonzero(colliding)
                 final_caps = np.full((active.size, 1, m), final_cap)
-                velocity[active] = integrate(problem, solver, velocity[active], final_caps, generator).velocity
+                velocity[active] = integrate(problem, solver, velocity[active], final_caps, generator, record_impulse=False).velocity
                 lcp_solves += active.size
             kept.append(velocity[~problem.colliding(velocity)])
         velocities = np.concatenate(kept)
