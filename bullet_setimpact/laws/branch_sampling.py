@@ -421,28 +421,31 @@ class BatchedLCPSolver:
         every later such sample it is feasible for; repeated until none is left (updates ``choice``
         and ``direct`` in place).
 
-        The samples left and their columns are kept compacted: a basis that answers no other sample
-        drops the first column by slicing, so each Lemke call costs one product over the samples left
-        instead of a search of the whole batch and a gather of its columns."""
+        Each Lemke basis is tested on the columns of the samples that were pending at the start, masked
+        by those still open; the columns are compacted once fewer than half of them are open (one
+        product over the pending columns per Lemke call, and a few gathers in all instead of one per call)."""
         pending = np.flatnonzero(choice == -1)
-        left, bound = columns[:, pending], -scale[pending]
-        while pending.size:
-            i = pending[0]
+        left, left_scale = columns[:, pending], scale[pending]
+        open_ = np.ones(pending.size, dtype=bool)  # the columns of samples still without a basis
+        first, remaining = 0, pending.size
+        while remaining:
+            i = pending[first]
             solved = self._lemke_index(u[i], rng)
             if isinstance(solved, LCPSolution):
                 direct[i], choice[i] = solved.z, UNCACHED
-                pending, left, bound = pending[1:], left[:, 1:], bound[1:]
-                continue
-            values = np.matmul(self._response(self._cache[solved]), left, out=self._workspace.array("basic", (self.W.shape[0], left.shape[1])))
-            feasible = values.min(axis=0) >= bound
-            choice[pending[feasible]] = solved
-            choice[i] = solved
-            if feasible[1:].any():
-                keep = ~feasible
-                keep[0] = False
-                pending, left, bound = pending[keep], left[:, keep], bound[keep]
+                open_[first] = False
+                remaining -= 1
             else:
-                pending, left, bound = pending[1:], left[:, 1:], bound[1:]
+                answered = _feasibility(self._response(self._cache[solved])[None], left, left_scale, self._workspace)[0]
+                answered &= open_
+                answered[first] = True  # the basis Lemke found for sample i
+                choice[pending[answered]] = solved
+                open_ &= ~answered
+                remaining -= int(np.count_nonzero(answered))
+            if remaining and 2 * remaining < open_.size:
+                pending, left, left_scale = pending[open_], left[:, open_], left_scale[open_]
+                open_ = np.ones(remaining, dtype=bool)
+            first = int(open_.argmax()) if remaining else 0
 
     def _first_feasible(self, first: int, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
         """For each column ``u``, the first cache index from ``first`` on whose basis is feasible
