@@ -127,7 +127,9 @@ def _lexicographic_min_row(tableau: np.ndarray, candidates: np.ndarray, column: 
     return int(candidates[0])
 
 
-def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray | list[int], column: np.ndarray, basic: np.ndarray, primal_tol: float) -> int:
+def _min_ratio_row(
+    tableau: np.ndarray, candidates: np.ndarray | list[int], column: np.ndarray, basic: np.ndarray, primal_tol: float
+) -> int:
     """Leaving row of the minimum-ratio test over ``candidates`` (rows with ``column > 0``).
 
     Harris's two-pass test: rows whose ratio is within ``primal_tol`` (relative to the
@@ -265,7 +267,7 @@ def lemke(
     failures: dict[str, int] = {}
     Wt: np.ndarray = W.astype(dtype, copy=False)  # read only
     for d in coverings:
-        covering_t = d.astype(dtype)
+        covering_t: np.ndarray = d.astype(dtype)
         for primal_tol in RATIO_TEST_SLACKS:
             # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
             tableau = np.zeros((n, n + 1), dtype=dtype, order="F" if n > SPARSE_PIVOT_SIZE else "C")  # column-major: see _pivot

@@ -58,6 +58,13 @@ def random_lemke(
     return solve_lcp(W, w, rng=rng, bounds=bounds, tol=tol)
 
 
+def _deferred_bounds(bounds: BoundsMap | None, u: np.ndarray) -> Callable[[], np.ndarray] | None:
+    """``bounds(u)`` as a callable for :func:`random_lemke`, evaluated only if its complete fallback runs."""
+    if bounds is None:
+        return None
+    return lambda: bounds(u)
+
+
 def sparsified(u: np.ndarray, sparsify: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
     """``u`` with a random non-empty subset of the ``sparsify`` entries set to zero (None if empty)."""
     if sparsify.size == 0:
@@ -132,7 +139,7 @@ class LemkeSolver:
         """:func:`random_lemke` on ``w = R u`` with this solver's bounds; counts the call and any fallback."""
         assert self.rhs_map is not None  # set in __post_init__
         self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else lambda: self.bounds(u))
+        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, _deferred_bounds(self.bounds, u))
         self.stats.fallbacks += solution.fallback
         return solution
 
@@ -495,7 +502,7 @@ class BatchedLCPSolver:
         """
         assert self.rhs_map is not None  # set in __post_init__
         self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else lambda: self.bounds(u))
+        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, _deferred_bounds(self.bounds, u))
         self.stats.fallbacks += solution.fallback
         if solution.basis_inverse is None:
             return solution
