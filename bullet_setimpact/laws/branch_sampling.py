@@ -89,6 +89,15 @@ def _switchable_entries(sparsify: np.ndarray, switchable: np.ndarray | None, sam
     return sparsify[switchable[sample]]
 
 
+def _output(out: np.ndarray | None, shape: tuple[int, int]) -> np.ndarray:
+    """``out`` (checked to have ``shape``) or a new array of it, for a solver's ``z``."""
+    if out is None:
+        return np.empty(shape)
+    if out.shape != shape or out.dtype != float:
+        raise ValueError(f"out must be a float array of shape {shape}, got {out.dtype} {out.shape}")
+    return out
+
+
 def _parameter_rows(u: np.ndarray, rhs_map: np.ndarray | None) -> np.ndarray:
     """``u`` as a float array of shape ``(S, p)`` matching ``rhs_map`` (shape ``(n, p)``), finite."""
     u = np.asarray(u, dtype=float)
@@ -143,14 +152,16 @@ class LemkeSolver:
         self.stats.fallbacks += solution.fallback
         return solution
 
-    def solve(self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None) -> np.ndarray:
-        """Solve every row of ``u`` (shape ``(S, p)``); returns ``z`` with shape ``(S, n)``.
+    def solve(
+        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Solve every row of ``u`` (shape ``(S, p)``); returns ``z`` with shape ``(S, n)`` (in ``out`` if given).
 
         ``switchable`` (shape ``(S, len(sparsify))``, default all True) says which
         ``sparsify`` entries each sample may switch off.
         """
         u = _parameter_rows(u, self.rhs_map)
-        z = np.zeros((u.shape[0], self.W.shape[0]))
+        z = _output(out, (u.shape[0], self.W.shape[0]))
         for i, sample in enumerate(u):
             z[i] = self._solve_one(sample, _switchable_entries(self._sparsify, switchable, i), rng)
         self.stats.solves += u.shape[0]
@@ -354,8 +365,10 @@ class BatchedLCPSolver:
         """The cached complementary bases, most-hit first."""
         return [entry.basis for entry in self._cache]
 
-    def solve(self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None) -> np.ndarray:
-        """Solve the batch; returns ``z`` with shape ``(S, n)`` (``u`` has shape ``(S, p)``).
+    def solve(
+        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Solve the batch; returns ``z`` with shape ``(S, n)`` (``u`` has shape ``(S, p)``), in ``out`` if given.
 
         ``explore`` samples also go to Lemke; ``switchable`` (shape ``(S, len(sparsify))``,
         default all True) limits which ``sparsify`` entries their exploration may zero.
@@ -390,7 +403,7 @@ class BatchedLCPSolver:
                 choice[i] = found
         self._solve_misses(u, columns, scale, choice, direct, rng)
 
-        z = np.zeros((samples, self.W.shape[0]))
+        z = _output(out, (samples, self.W.shape[0]))  # every row is written below
         for i, solution in direct.items():
             z[i] = solution
         # Each basis's samples in increasing order (a stable sort; on 16-bit keys numpy's is a radix sort).

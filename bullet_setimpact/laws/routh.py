@@ -83,6 +83,7 @@ def integrate(
     steps = np.zeros(len(velocity), dtype=int)
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0] if record_impulse else 0))
     path = [velocity.copy()] if record_path else []
+    solutions = np.empty((len(velocity), solver.W.shape[0]))  # each step's z, in its leading rows
     # The colliding samples' rows, kept compacted (their velocities, normal velocities, impulses)
     # and written back when they stop, instead of a gather and a scatter of every array per step.
     normal = problem.normal_velocities(velocity)
@@ -95,7 +96,8 @@ def integrate(
     for index in range(caps.shape[1]):
         if not active.size:
             break
-        z = solver.solve(np.hstack([cap_scale * caps[active, index], moving]), rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL)
+        u = np.hstack([cap_scale * caps[active, index], moving])
+        z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size])
         increment = z[:, m : m + problem.Jbar.shape[0]]
         moving += problem.impulse_velocity_change(increment)
         if record_impulse:
