@@ -133,25 +133,36 @@ def _lexicographic_min_row(tableau: np.ndarray, candidates: np.ndarray, column: 
     return int(candidates[0])
 
 
-def _min_ratio_row(tableau: np.ndarray, candidates: np.ndarray, column: np.ndarray, basic: np.ndarray, primal_tol: float) -> int:
+def _min_ratio_row(
+    tableau: np.ndarray, candidates: np.ndarray | list[int], column: np.ndarray, basic: np.ndarray, primal_tol: float
+) -> int:
     """Leaving row of the minimum-ratio test over ``candidates`` (rows with ``column > 0``).
 
     Harris's two-pass test: rows whose ratio is within ``primal_tol`` (relative to the
     largest basic value) of the minimum count as tied (round-off in a degenerate tableau
     must not pick the winner); ``primal_tol = 0`` is the textbook test.  Among ties the
     artificial variable leaves if it can (the path ends at once), else the lexicographic
-    rule decides.
+    rule decides.  Up to :data:`SPARSE_PIVOT_SIZE` rows the test runs on Python scalars of
+    the tableau's type (the same IEEE operations as numpy's, without its per-call cost).
     """
-    x = tableau[candidates, 0]
-    pivots = column[candidates]
-    slack = primal_tol * _largest(np.abs(tableau[:, 0]))
-    tied = candidates[x / pivots <= _smallest((x + slack) / pivots)]
-    if tied.size == 1:
+    if tableau.shape[0] > SPARSE_PIVOT_SIZE:
+        rows = np.asarray(candidates)
+        x = tableau[rows, 0]
+        pivots = column[rows]
+        slack = primal_tol * abs(tableau[:, 0]).max()
+        tied = rows[x / pivots <= ((x + slack) / pivots).min()].tolist()
+    else:
+        values, entries = tableau[:, 0].tolist(), column.tolist()
+        slack = primal_tol * max(map(abs, values))
+        bound = min([(values[i] + slack) / entries[i] for i in candidates])
+        tied = [i for i in candidates if values[i] / entries[i] <= bound]
+    if len(tied) == 1:
         return int(tied[0])
-    artificial = (basic[tied] == 2 * basic.shape[0]).nonzero()[0]
-    if artificial.size:
-        return int(tied[artificial[0]])
-    return _lexicographic_min_row(tableau, tied, column)
+    artificial = 2 * basic.shape[0]
+    for i in tied:
+        if basic[i] == artificial:
+            return int(i)
+    return _lexicographic_min_row(tableau, np.array(tied), column)
 
 
 #: Above this size Lemke's pivots exploit the sparsity of ``B^-1`` and avoid threaded BLAS
@@ -256,23 +267,23 @@ def lemke(
         coverings = default_coverings(n)
     else:
         coverings = [np.asarray(covering, dtype=float)]
-        if coverings[0].shape != (n,) or np.any(coverings[0] <= 0.0):
+        if coverings[0].shape != (n,) or (coverings[0] <= 0.0).any():
             raise ValueError(f"covering must be a positive vector of shape ({n},)")
     max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
     failures: dict[str, int] = {}
     Wt: np.ndarray = W.astype(dtype, copy=False)  # read only
-    wt: np.ndarray = w.astype(dtype, copy=False)
     for d in coverings:
+        covering_t: np.ndarray = d.astype(dtype)
         for primal_tol in RATIO_TEST_SLACKS:
             # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
-            tableau = np.hstack([wt[:, None], np.eye(n, dtype=dtype)])
-            if n > SPARSE_PIVOT_SIZE:  # column-major: see _pivot
-                tableau = np.asfortranarray(tableau)
+            tableau = np.zeros((n, n + 1), dtype=dtype, order="F" if n > SPARSE_PIVOT_SIZE else "C")  # column-major: see _pivot
+            tableau[:, 0] = w
+            tableau[:, 1:].flat[:: n + 1] = 1.0
             basic = np.arange(n)
             try:
                 # First pivot: z0 enters (column -d); the row with the most negative w_i / d_i leaves.
-                row = _min_ratio_row(tableau, np.arange(n), d.astype(dtype), basic, primal_tol)
-                return _path_solution(W, w, Wt, tableau, basic, row, -d.astype(dtype), max_pivots, primal_tol, tol)
+                row = _min_ratio_row(tableau, list(range(n)), covering_t, basic, primal_tol)
+                return _path_solution(W, w, Wt, tableau, basic, row, -covering_t, max_pivots, primal_tol, tol)
             except LemkeError as exc:
                 failures[str(exc)] = failures.get(str(exc), 0) + 1
     tried = f"{len(coverings)} covering vector(s) x {len(RATIO_TEST_SLACKS)} ratio tests"
@@ -342,7 +353,7 @@ def _follow_path(
     entering = artificial
     pivots = 0
     # The set of basic variables as the bits of an integer, updated per pivot (cheaper than sorting ``basic``).
-    members = sum(map((1).__lshift__, basic.tolist()))
+    members = sum(1 << variable for variable in basic.tolist())
     visited: set[int] = set()
     # Rows are the columns of ``-W``: ``B^-1 (-W_j)`` is ``-(B^-1 W_j)`` exactly (negation commutes with rounding).
     negated = None if n > SPARSE_PIVOT_SIZE else np.ascontiguousarray(-W.T)
@@ -359,10 +370,20 @@ def _follow_path(
         visited.add(members)
         entering = leaving + n if leaving < n else leaving - n
         column = binv @ negated[entering - n] if negated is not None and entering >= n else _tableau_column(W, binv, entering)
-        candidates = (column > PIVOT_TOL * _largest(np.abs(column))).nonzero()[0]  # max(column.max(), -column.min())
-        if candidates.size == 0:
+        candidates = _pivot_candidates(column)
+        if not len(candidates):
             raise _SecondaryRayError(pivots)
         row = _min_ratio_row(tableau, candidates, column, basic, primal_tol)
+
+
+def _pivot_candidates(column: np.ndarray) -> np.ndarray | list[int]:
+    """Rows where ``column`` exceeds :data:`PIVOT_TOL` times its largest magnitude (the ratio test's
+    candidates; Python scalars up to :data:`SPARSE_PIVOT_SIZE` rows, see :func:`_min_ratio_row`)."""
+    if column.shape[0] > SPARSE_PIVOT_SIZE:
+        return (column > PIVOT_TOL * np.abs(column).max()).nonzero()[0]
+    entries = column.tolist()
+    threshold = PIVOT_TOL * max(map(abs, entries))
+    return [i for i, entry in enumerate(entries) if entry > threshold]
 
 
 def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray, entering: int) -> int:

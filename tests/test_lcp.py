@@ -216,6 +216,22 @@ def test_lemke_solver_matches_lcp_conditions() -> None:
         assert lcp_residual(W, sample, row) <= 1e-9
 
 
+@pytest.mark.parametrize("kind", [BatchedLCPSolver, LemkeSolver])
+def test_solver_writes_z_into_out(kind: type) -> None:
+    """``solve(..., out=buffer)`` returns ``buffer`` holding the ``z`` a call without it returns
+    from the same random stream (every row written, whatever the buffer held); a buffer of
+    another shape is refused."""
+    W, _ = _random_lcp(5, 4, "p", degenerate=False)
+    u = np.random.default_rng(2).normal(size=(300, 4))
+    expected = kind(W, sparsify=(0, 1)).solve(u, np.random.default_rng(3), explore=4)
+    buffer = np.full((300, 4), np.nan)
+    z = kind(W, sparsify=(0, 1)).solve(u, np.random.default_rng(3), explore=4, out=buffer)
+    assert z is buffer
+    np.testing.assert_array_equal(z, expected)
+    with pytest.raises(ValueError, match="out must be a float array of shape"):
+        kind(W).solve(u, np.random.default_rng(3), out=np.empty((299, 4)))
+
+
 def test_lemke_solves_a_step_lcp_with_small_velocities_beside_large_caps() -> None:
     """A regression case (found by the bulk loop): Lemke must not depend on units.
 

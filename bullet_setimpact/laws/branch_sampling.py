@@ -12,6 +12,7 @@ so that no branch is lost to a deterministic pivot rule.  Both take the step LCP
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -51,10 +52,17 @@ def random_lemke(
     """:func:`~bullet_setimpact.lcp_solve.solve_lcp` starting from random covering vectors drawn from ``rng``.
 
     Lemke with up to ``LEMKE_ATTEMPTS`` random covering vectors; if all fail, the
-    deterministic stages of :func:`~bullet_setimpact.lcp_solve.solve_lcp` (with ``bounds``) return
-    one valid solution (``solution.fallback`` is then True).
+    deterministic stages of :func:`~bullet_setimpact.lcp_solve.solve_lcp` (with ``bounds``, an array
+    or a callable evaluated only then) return one valid solution (``solution.fallback`` is then True).
     """
     return solve_lcp(W, w, rng=rng, bounds=bounds, tol=tol)
+
+
+def _deferred_bounds(bounds: BoundsMap | None, u: np.ndarray) -> Callable[[], np.ndarray] | None:
+    """``bounds(u)`` as a callable for :func:`random_lemke`, evaluated only if its complete fallback runs."""
+    if bounds is None:
+        return None
+    return lambda: bounds(u)
 
 
 def sparsified(u: np.ndarray, sparsify: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
@@ -79,6 +87,15 @@ def _switchable_entries(sparsify: np.ndarray, switchable: np.ndarray | None, sam
     if switchable is None or sparsify.size == 0:
         return sparsify
     return sparsify[switchable[sample]]
+
+
+def _output(out: np.ndarray | None, shape: tuple[int, int]) -> np.ndarray:
+    """``out`` (checked to have ``shape``) or a new array of it, for a solver's ``z``."""
+    if out is None:
+        return np.empty(shape)
+    if out.shape != shape or out.dtype != float:
+        raise ValueError(f"out must be a float array of shape {shape}, got {out.dtype} {out.shape}")
+    return out
 
 
 def _parameter_rows(u: np.ndarray, rhs_map: np.ndarray | None) -> np.ndarray:
@@ -131,20 +148,20 @@ class LemkeSolver:
         """:func:`random_lemke` on ``w = R u`` with this solver's bounds; counts the call and any fallback."""
         assert self.rhs_map is not None  # set in __post_init__
         self.stats.lemke_calls += 1
-        bounds = self.bounds
-        # the bounds only matter to the complete fallback: computed only if it is reached
-        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if bounds is None else lambda: bounds(u))
+        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, _deferred_bounds(self.bounds, u))
         self.stats.fallbacks += solution.fallback
         return solution
 
-    def solve(self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None) -> np.ndarray:
-        """Solve every row of ``u`` (shape ``(S, p)``); returns ``z`` with shape ``(S, n)``.
+    def solve(
+        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Solve every row of ``u`` (shape ``(S, p)``); returns ``z`` with shape ``(S, n)`` (in ``out`` if given).
 
         ``switchable`` (shape ``(S, len(sparsify))``, default all True) says which
         ``sparsify`` entries each sample may switch off.
         """
         u = _parameter_rows(u, self.rhs_map)
-        z = np.zeros((u.shape[0], self.W.shape[0]))
+        z = _output(out, (u.shape[0], self.W.shape[0]))
         for i, sample in enumerate(u):
             z[i] = self._solve_one(sample, _switchable_entries(self._sparsify, switchable, i), rng)
         self.stats.solves += u.shape[0]
@@ -167,7 +184,26 @@ class LemkeSolver:
 UNCACHED = -2
 
 
-def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
+@dataclass
+class _Workspace:
+    """One flat buffer per name, reused by every call (grown when too small).
+
+    A batched step's large temporaries (a few MB each) would otherwise come as fresh pages from
+    the operating system every step, which on a virtual machine costs more than the arithmetic
+    done on them.  A name's array is valid until the next request of that name."""
+
+    buffers: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def array(self, name: str, shape: tuple[int, ...], dtype: type = float) -> np.ndarray:
+        """A C-contiguous uninitialized array of ``shape`` in the buffer ``name``."""
+        size = math.prod(shape)
+        buffer = self.buffers.get(name)
+        if buffer is None or buffer.size < size or buffer.dtype != dtype:
+            buffer = self.buffers[name] = np.empty(size, dtype)
+        return buffer[:size].reshape(shape)
+
+
+def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray, workspace: _Workspace | None = None) -> np.ndarray:
     """``feasible[k, s]``: every basic value ``responses[k] @ columns[:, s]`` is ``>= -scale[s]``
     (``responses`` of shape ``(K, n, p)``, ``columns`` ``(p, S)``; returns shape ``(K, S)``).
 
@@ -180,9 +216,32 @@ def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray) 
         return feasible
     for begin in range(0, columns.shape[1], COLUMN_BLOCK):
         block = slice(begin, begin + COLUMN_BLOCK)
-        values = (stacked @ columns[:, block]).reshape(count, n, -1)
+        width = min(COLUMN_BLOCK, columns.shape[1] - begin)
+        out = None if workspace is None else workspace.array("values", (count * n, width))
+        values = np.matmul(stacked, columns[:, block], out=out).reshape(count, n, -1)
         np.greater_equal(values.min(axis=1), -scale[block], out=feasible[:, block])
     return feasible
+
+
+def _uniform_choice(feasible: np.ndarray, rng: np.random.Generator, workspace: _Workspace) -> np.ndarray:
+    """For each column of ``feasible`` (shape ``(K, S)``), a row drawn uniformly among its True ones
+    (-1 if none): the largest of one uniform key per feasible row, the first on a tie.
+
+    Each row with any True draws ``S`` keys from ``rng``, row after row (one draw of them all is the
+    same stream); a row feasible for no column draws none."""
+    choice = np.full(feasible.shape[1], -1)
+    drawing = np.flatnonzero(feasible.any(axis=1))
+    if not drawing.size:
+        return choice
+    keys = rng.random(out=workspace.array("keys", (drawing.size, feasible.shape[1])))
+    np.copyto(keys, -1.0, where=~feasible[drawing])
+    best = np.full(feasible.shape[1], -1.0)
+    larger = np.empty(feasible.shape[1], dtype=bool)
+    for index, row in zip(drawing.tolist(), keys, strict=True):
+        np.greater(row, best, out=larger)
+        np.copyto(choice, index, where=larger)
+        np.maximum(best, row, out=best)
+    return choice
 
 
 @dataclass
@@ -299,14 +358,17 @@ class BatchedLCPSolver:
         self._position: dict[bytes, int] = {}
         self._responses = _Stack((n, self.rhs_map.shape[1]))
         self._screens = _Stack((SCREEN_ROWS, self.rhs_map.shape[1]))
+        self._workspace = _Workspace()
 
     @property
     def bases(self) -> list[np.ndarray]:
         """The cached complementary bases, most-hit first."""
         return [entry.basis for entry in self._cache]
 
-    def solve(self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None) -> np.ndarray:
-        """Solve the batch; returns ``z`` with shape ``(S, n)`` (``u`` has shape ``(S, p)``).
+    def solve(
+        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Solve the batch; returns ``z`` with shape ``(S, n)`` (``u`` has shape ``(S, p)``), in ``out`` if given.
 
         ``explore`` samples also go to Lemke; ``switchable`` (shape ``(S, len(sparsify))``,
         default all True) limits which ``sparsify`` entries their exploration may zero.
@@ -315,22 +377,17 @@ class BatchedLCPSolver:
         samples = u.shape[0]
         if samples == 0:
             return np.zeros((0, self.W.shape[0]))
-        columns = np.ascontiguousarray(u.T)
-        scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns).max(axis=0))
+        columns = self._workspace.array("columns", u.T.shape)
+        np.copyto(columns, u.T)
+        scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns, out=self._workspace.array("magnitudes", columns.shape)).max(axis=0))
         top = self._cache[: self.candidates]
         feasible_top = _feasibility(
-            self._responses.data[[entry.row for entry in top]].reshape(len(top), self.W.shape[0], columns.shape[0]), columns, scale
+            self._responses.data[[entry.row for entry in top]].reshape(len(top), self.W.shape[0], columns.shape[0]),
+            columns,
+            scale,
+            self._workspace,
         )
-        # Uniform among the feasible candidates: the largest of one uniform key per feasible basis
-        # (the first on a tie); a basis feasible for no sample draws no keys.
-        choice = np.full(samples, -1)
-        best = np.full(samples, -1.0)
-        for index, feasible in enumerate(feasible_top):
-            if feasible.any():
-                keys = np.where(feasible, rng.random(samples), -1.0)
-                larger = keys > best
-                np.copyto(choice, index, where=larger)
-                np.copyto(best, keys, where=larger)
+        choice = _uniform_choice(feasible_top, rng, self._workspace)
         pending = np.flatnonzero(choice < 0)
         if pending.size and len(self._cache) > self.candidates:
             choice[pending] = self._first_feasible(self.candidates, columns[:, pending], scale[pending])
@@ -346,17 +403,21 @@ class BatchedLCPSolver:
                 choice[i] = found
         self._solve_misses(u, columns, scale, choice, direct, rng)
 
-        z = np.zeros((samples, self.W.shape[0]))
+        z = _output(out, (samples, self.W.shape[0]))  # every row is written below
         for i, solution in direct.items():
             z[i] = solution
-        order = np.argsort(choice, kind="stable")  # each basis's samples in increasing order
-        bases, starts = np.unique(choice[order], return_index=True)
-        for index, chosen in zip(bases, np.split(order, starts[1:]), strict=True):
-            if index < 0:
-                continue
+        # Each basis's samples in increasing order (a stable sort; on 16-bit keys numpy's is a radix sort).
+        order = np.argsort(choice.astype(np.int16) if len(self._cache) < 2**15 else choice, kind="stable")
+        counts = np.bincount(choice - UNCACHED)  # cache index i was chosen counts[i - UNCACHED] times
+        ends = np.cumsum(counts)
+        for index in np.flatnonzero(counts[-UNCACHED:]).tolist():
+            chosen = order[ends[index - UNCACHED] - counts[index - UNCACHED] : ends[index - UNCACHED]]
             entry = self._cache[index]
             entry.hits += chosen.size
-            z[chosen] = np.where(entry.basis, (self._response(entry) @ columns[:, chosen]).T, 0.0)
+            gathered = np.take(columns, chosen, axis=1, out=self._workspace.array("gathered", (columns.shape[0], chosen.size)), mode="clip")
+            basic = np.matmul(self._response(entry), gathered, out=self._workspace.array("basic", (self.W.shape[0], chosen.size)))
+            basic[~entry.basis] = 0.0  # zeroing rows in place: a np.where over the transpose is 4x slower
+            z[chosen] = basic.T
         self.stats.solves += samples
         self._cache.sort(key=lambda entry: -entry.hits)
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}
@@ -380,27 +441,31 @@ class BatchedLCPSolver:
         every later such sample it is feasible for; repeated until none is left (updates ``choice``
         and ``direct`` in place).
 
-        The samples left and their columns are kept compacted: a basis that answers no other sample
-        drops the first column by slicing, so each Lemke call costs one product over the samples left
-        instead of a search of the whole batch and a gather of its columns."""
+        Each Lemke basis is tested on the columns of the samples that were pending at the start, masked
+        by those still open; the columns are compacted once fewer than half of them are open (one
+        product over the pending columns per Lemke call, and a few gathers in all instead of one per call)."""
         pending = np.flatnonzero(choice == -1)
-        left, bound = columns[:, pending], -scale[pending]
-        while pending.size:
-            i = pending[0]
+        left, left_scale = columns[:, pending], scale[pending]
+        open_ = np.ones(pending.size, dtype=bool)  # the columns of samples still without a basis
+        first, remaining = 0, pending.size
+        while remaining:
+            i = pending[first]
             solved = self._lemke_index(u[i], rng)
             if isinstance(solved, LCPSolution):
                 direct[i], choice[i] = solved.z, UNCACHED
-                pending, left, bound = pending[1:], left[:, 1:], bound[1:]
-                continue
-            feasible = (self._response(self._cache[solved]) @ left).min(axis=0) >= bound
-            choice[pending[feasible]] = solved
-            choice[i] = solved
-            if feasible[1:].any():
-                keep = ~feasible
-                keep[0] = False
-                pending, left, bound = pending[keep], left[:, keep], bound[keep]
+                open_[first] = False
+                remaining -= 1
             else:
-                pending, left, bound = pending[1:], left[:, 1:], bound[1:]
+                answered = _feasibility(self._response(self._cache[solved])[None], left, left_scale, self._workspace)[0]
+                answered &= open_
+                answered[first] = True  # the basis Lemke found for sample i
+                choice[pending[answered]] = solved
+                open_ &= ~answered
+                remaining -= int(np.count_nonzero(answered))
+            if remaining and 2 * remaining < open_.size:
+                pending, left, left_scale = pending[open_], left[:, open_], left_scale[open_]
+                open_ = np.ones(remaining, dtype=bool)
+            first = int(open_.argmax()) if remaining else 0
 
     def _first_feasible(self, first: int, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
         """For each column ``u``, the first cache index from ``first`` on whose basis is feasible
@@ -450,7 +515,7 @@ class BatchedLCPSolver:
         """
         assert self.rhs_map is not None  # set in __post_init__
         self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, None if self.bounds is None else self.bounds(u))
+        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, _deferred_bounds(self.bounds, u))
         self.stats.fallbacks += solution.fallback
         if solution.basis_inverse is None:
             return solution

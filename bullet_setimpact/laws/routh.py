@@ -44,7 +44,7 @@ class Trajectories:
 
     velocity: np.ndarray  # (S, nv)
     steps: np.ndarray  # (S,)
-    impulse: np.ndarray  # (S, m (k+1)): accumulated [lambda_n; lambda_D]
+    impulse: np.ndarray  # (S, m (k+1)): accumulated [lambda_n; lambda_D]; (S, 0) if not recorded
     path: list[np.ndarray]  # velocity after each step (S, nv), path[0] = start
 
 
@@ -70,33 +70,47 @@ def integrate(
     rng: np.random.Generator,
     record_path: bool = False,
     cap_scale: float = 1.0,
+    record_impulse: bool = True,
 ) -> Trajectories:
     """Algorithm 1 for a batch: step the LCP (eq. 75) while colliding, up to ``caps.shape[1]`` steps.
 
     ``cap_scale * caps`` (``caps`` of shape ``(S, N, m)``) are the normal-impulse caps of every
-    step of every sample, scaled step by step for the samples still active only.
+    step of every sample, scaled step by step for the samples still active only.  Without
+    ``record_impulse`` the impulses are not accumulated (``impulse`` has no columns).
     """
     m = problem.contacts
     velocity = velocity.copy()
     steps = np.zeros(len(velocity), dtype=int)
-    impulse = np.zeros((len(velocity), problem.Jbar.shape[0]))
+    impulse = np.zeros((len(velocity), problem.Jbar.shape[0] if record_impulse else 0))
     path = [velocity.copy()] if record_path else []
+    solutions = np.empty((len(velocity), solver.W.shape[0]))  # each step's z, in its leading rows
+    # The colliding samples' rows, kept compacted (their velocities, normal velocities, impulses)
+    # and written back when they stop, instead of a gather and a scatter of every array per step.
     normal = problem.normal_velocities(velocity)
-    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding, updated where velocity moves
+    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding
+    active = np.flatnonzero(colliding)
+    if active.size < len(velocity):
+        moving, normal, accrued = velocity[active], normal[active], impulse[active]
+    else:  # all colliding (outcome_set's first step): no copies, the write-backs are then in place
+        moving, accrued = velocity, impulse
     for index in range(caps.shape[1]):
-        if not colliding.any():
+        if not active.size:
             break
-        active = active_rows(colliding)
-        resting = normal[active] >= -COLLISION_TOL
-        z = solver.solve(np.hstack([cap_scale * caps[active, index], velocity[active]]), rng, EXPLORE_PER_STEP, switchable=resting)
+        u = np.hstack([cap_scale * caps[active, index], moving])
+        z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size])
         increment = z[:, m : m + problem.Jbar.shape[0]]
-        velocity[active] += problem.impulse_velocity_change(increment)
-        impulse[active] += increment
-        steps[active] += 1
-        normal[active] = problem.normal_velocities(velocity[active])
-        colliding[active] = np.any(normal[active] < -COLLISION_TOL, axis=1)
+        moving += problem.impulse_velocity_change(increment)
+        if record_impulse:
+            accrued += increment
+        normal = problem.normal_velocities(moving)
+        colliding = np.any(normal < -COLLISION_TOL, axis=1)
+        if record_path or not colliding.all():
+            velocity[active], impulse[active], steps[active] = moving, accrued, index + 1
+            keep = active_rows(colliding)
+            active, moving, normal, accrued = active[keep], moving[keep], normal[keep], accrued[keep]
         if record_path:
             path.append(velocity.copy())
+    velocity[active], impulse[active], steps[active] = moving, accrued, caps.shape[1]  # still colliding after every step
     return Trajectories(velocity, steps, impulse, path)
 
 
@@ -392,7 +406,7 @@ class RouthImpact(ImpactLaw):
                 terminated_early += int(done.sum())
                 kept.append(elastic.velocity[done])
                 continue
-            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step)
+            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step, record_impulse=False)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity
             colliding = problem.colliding(velocity)
@@ -400,7 +414,7 @@ class RouthImpact(ImpactLaw):
             if colliding.any():
                 active = np.flatnonzero(colliding)
                 final_caps = np.full((active.size, 1, m), final_cap)
-                velocity[active] = integrate(problem, solver, velocity[active], final_caps, generator).velocity
+                velocity[active] = integrate(problem, solver, velocity[active], final_caps, generator, record_impulse=False).velocity
                 lcp_solves += active.size
             kept.append(velocity[~problem.colliding(velocity)])
         velocities = np.concatenate(kept)
