@@ -154,10 +154,8 @@ class RolloutResults:
             lines += _top(self.outcome_counts(), "outcome classes")
             rebound = self.rebound_ratios()
             if len(rebound):
-                lines.append(
-                    f"  rebound        -vn+/vn- of the contacts that struck: median {np.median(rebound):.3g} "
-                    f"(min {rebound.min():.3g}, max {rebound.max():.3g})"
-                )
+                median, low, high = (_ratio(value) for value in (np.median(rebound), rebound.min(), rebound.max()))
+                lines.append(f"  rebound        -vn+/vn- of the contacts that struck: median {median} (min {low}, max {high})")
             if len(finished) > 1 and all(_same_trajectory(finished[0], record) for record in finished[1:]):
                 lines.append("  identical      every rollout ended exactly the same (nothing random was drawn): one would do")
         legend = self.contact_legend()
@@ -245,6 +243,11 @@ def _same_trajectory(first: RolloutRecord, other: RolloutRecord) -> bool:
         and first.final.keys() == other.final.keys()
         and all(np.array_equal(first.final[key], other.final[key]) for key in first.final)
     )
+
+
+def _ratio(value: float) -> str:
+    """A ratio to 3 decimals; rounding noise (``-3e-16``) shows as ``0.000``, not ``-0.000``."""
+    return f"{round(float(value), 3) + 0.0:.3f}"
 
 
 def _top(counts: Counter[str], what: str) -> list[str]:

@@ -175,4 +175,4 @@ def test_a_monte_carlo_report_shows_the_rebound_ratio() -> None:
 
     results = monte_carlo("bouncing_ball", 2, seed=0, executor="serial", params={"duration": 0.4})
     np.testing.assert_allclose(results.rebound_ratios(), 0.8, rtol=1e-9)
-    assert "rebound        -vn+/vn- of the contacts that struck: median 0.8 " in results.report()
+    assert "rebound        -vn+/vn- of the contacts that struck: median 0.800 " in results.report()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -140,6 +141,9 @@ def test_results_round_trip_and_summary(tmp_path: Path) -> None:
     assert sum(results.outcome_counts().values()) == 3
     assert "outcome of the first impact" in results.report()
     assert "identical" not in results.report()  # Routh draws a different outcome per rollout (a continuum)
+    # rebound ratios are printed to 3 decimals: a contact that stopped shows 0.000, not its
+    # rounding noise (-vn+ of order 1e-17 m/s here) in exponent notation
+    assert re.search(r"rebound .*: median \d\.\d{3} \(min \d\.\d{3}, max \d\.\d{3}\)$", results.report(), re.MULTILINE)
 
 
 def test_a_deterministic_run_says_its_rollouts_are_identical() -> None:
