@@ -28,22 +28,6 @@ class _BodyState(NamedTuple):
     joint_states: tuple[tuple[tuple[float, ...], ...], ...]  # getJointStatesMultiDof rows
 
     @property
-    def position(self) -> tuple[float, ...]:
-        return self.pose[0]
-
-    @property
-    def orientation(self) -> tuple[float, ...]:
-        return self.pose[1]
-
-    @property
-    def linear(self) -> tuple[float, ...]:
-        return self.velocity[0]
-
-    @property
-    def angular(self) -> tuple[float, ...]:
-        return self.velocity[1]
-
-    @property
     def joint_positions(self) -> tuple[tuple[float, ...], ...]:
         return tuple(row[0] for row in self.joint_states)
 
@@ -92,15 +76,15 @@ class Snapshot:
     def restore(self) -> None:
         """Write the snapshot back (positions and velocities)."""
         for state in self.bodies:
-            p.resetBasePositionAndOrientation(state.body, state.position, state.orientation, physicsClientId=self.client)
-            p.resetBaseVelocity(state.body, state.linear, state.angular, physicsClientId=self.client)
+            p.resetBasePositionAndOrientation(state.body, *state.pose, physicsClientId=self.client)
+            p.resetBaseVelocity(state.body, *state.velocity, physicsClientId=self.client)
             reset_joint_states(self.client, state.body, state.joints, state.joint_positions, state.joint_velocities)
 
     def nonfinite(self) -> list[int]:
         """Bodies whose position or velocity holds NaN or inf."""
         bad = []
         for state in self.bodies:
-            values = [*state.position, *state.orientation, *state.linear, *state.angular]
+            values = [*state.pose[0], *state.pose[1], *state.velocity[0], *state.velocity[1]]
             values += [x for group in (*state.joint_positions, *state.joint_velocities) for x in group]
             # a NaN or inf makes the sum non-finite; only then (or on overflow) look at each value
             if not math.isfinite(sum(values)) and not all(math.isfinite(x) for x in values):
@@ -110,8 +94,7 @@ class Snapshot:
     def same_positions(self, other: Snapshot) -> bool:
         """Whether ``other`` holds exactly the same positions (nobody reset them in between)."""
         return all(
-            (mine.body, mine.position, mine.orientation, mine.joint_positions)
-            == (theirs.body, theirs.position, theirs.orientation, theirs.joint_positions)
+            (mine.body, mine.pose, mine.joint_positions) == (theirs.body, theirs.pose, theirs.joint_positions)
             for mine, theirs in zip(self.bodies, other.bodies, strict=True)
         )
 
@@ -120,7 +103,7 @@ class Snapshot:
         for mine, theirs in zip(self.bodies, other.bodies, strict=True):
             if mine.body != theirs.body:
                 return False
-            pairs = [(mine.linear, theirs.linear), (mine.angular, theirs.angular)]
+            pairs = list(zip(mine.velocity, theirs.velocity, strict=True))
             pairs += list(zip(mine.joint_velocities, theirs.joint_velocities, strict=True))
             for a, b in pairs:
                 if a != b and any(abs(x - y) > tol for x, y in zip(a, b, strict=True)):
