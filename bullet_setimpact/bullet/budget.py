@@ -259,7 +259,7 @@ class DistanceBudget:
         """The account of a link pair at closest distance ``gap``: a closest-point contact
         stays within the tolerance, another pair out of the seed band."""
         a, b = pair
-        slack = self._tolerance - gap if pair in self._closest else gap - self._tolerance - SEED_MARGIN
+        slack = self._tolerance - gap if pair in self._closest else gap - (self._tolerance + SEED_MARGIN)
         return slack + self._spent(a) + self._spent(b)
 
     def _most(self) -> dict[int, float]:
