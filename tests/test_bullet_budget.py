@@ -12,7 +12,7 @@ import pybullet as p
 import pybullet_data
 import pytest
 
-from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world
+from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world, load_ground
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
 from bullet_setimpact.laws import get_law
 
@@ -206,4 +206,37 @@ def test_a_body_moved_by_the_user_under_a_budget_is_measured_again(client: int) 
     v_ball, _ = event.velocities(ball)
     np.testing.assert_allclose(v_ball, [speed, 0.0, 0.0, 0.0, 0.0, 0.0], rtol=0.0, atol=1e-9)
     assert abs(event.time - (moved_at + 0.001 / speed)) <= LOCALIZED / speed
+    assert event.max_penetration <= LOCALIZED
+
+
+@pytest.mark.parametrize("ground", GROUNDS)
+@pytest.mark.parametrize("urdf", ["cube_small.urdf", "sphere_small.urdf"])
+def test_a_lone_body_falling_through_the_lookahead_is_budgeted_and_caught(client: int, ground: str, urdf: str) -> None:
+    """A body released at rest with its lowest point ``h = 5 cm`` above the ground, alone (nothing
+    touches anything), is within the simulator's 10 cm lookahead for its whole fall: the budget
+    of the distance left skips closest-point queries on the way down.  Bullet's symplectic Euler
+    steps give ``x(t) = h - g t (t + dt) / 2`` at the step times, so it lands at
+    ``t = (-g dt / 2 + sqrt((g dt / 2)^2 + 2 g h)) / g`` (0.0989 s) with ``v = g t`` (0.970 m/s);
+    as in the thrown-body test above, ``v_minus`` is that within ``g dt / 2``, the time within
+    ``(g dt^2 + LOCALIZED) / v`` and the penetration within ``LOCALIZED``.  A budget that let the
+    body cross the surface unseen would leave up to ``v dt = 4 mm``."""
+    height = 0.05
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    load_ground(client, ground)
+    body = _load(client, urdf, 0.0, height)
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
+    while not simulator.events and simulator.time < 0.2:
+        simulator.step()
+    assert simulator.budget_steps > 0, "no closest-point query was skipped on the way down"
+    for _ in range(12):
+        simulator.step()
+    assert len(simulator.events) == 1, [(event.time, event.bodies) for event in simulator.events]
+    event = simulator.events[0]
+    b = GRAVITY * DT / 2.0
+    landing = (-b + math.sqrt(b * b + 2.0 * GRAVITY * height)) / GRAVITY
+    arrival = GRAVITY * landing
+    v_minus, _ = event.velocities(body)
+    np.testing.assert_allclose(v_minus[:3], [0.0, 0.0, -arrival], atol=GRAVITY * DT / 2.0)
+    assert abs(event.time - landing) <= (GRAVITY * DT**2 + LOCALIZED) / arrival
     assert event.max_penetration <= LOCALIZED
