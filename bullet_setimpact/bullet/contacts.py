@@ -411,8 +411,8 @@ class ContactFinder:
         return self._vertices[key]
 
     def _frame(self, body: int, link: int) -> _Frame:
-        """The link's :class:`_Frame` at its current pose (:func:`~.frames.inertial_pose`'s
-        origin and rotation, computed again only when PyBullet reports other bits)."""
+        """The link's :class:`_Frame` at its current pose (:func:`~.frames.inertial_frame`'s
+        origin and its rotation, computed again only when PyBullet reports other bits)."""
         position, orientation = inertial_frame(self.client, body, link)
         bits = _POSE_BITS.pack(*position, *orientation)
         frame = self._frames.get((body, link))
@@ -431,7 +431,7 @@ class ContactFinder:
         return self._poses[key]
 
     def _pose(self, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
-        """The link's inertial pose (:func:`~.frames.inertial_pose`), read once per query."""
+        """The link's inertial origin and rotation (:func:`~.frames.inertial_frame`), read once per query."""
         frame = self._query_frame(body, link)
         return frame.origin, frame.rotation
 

@@ -1,7 +1,7 @@
 """Frame maths of the PyBullet adapter: quaternion rotations and link inertial poses.
 
 Every rotation the adapter needs comes from :func:`rotation_matrices` (one formula, so the
-same quaternion always gives the same bits), and every link pose from :func:`inertial_pose`:
+same quaternion always gives the same bits), and every link pose from :func:`inertial_frame`:
 a link's centre-of-mass (inertial) frame, the frame ``getBasePositionAndOrientation`` and
 ``getLinkState`` fields 0 and 1 report in double precision.
 """
@@ -47,9 +47,7 @@ def rotation_matrix(quaternion: Sequence[float]) -> np.ndarray:
 
 def inertial_position(client: int, body: int, link: int) -> np.ndarray:
     """World position ``(3,)`` of a link's centre of mass (``link = -1``: the base)."""
-    if link == -1:
-        return np.array(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
-    return np.array(p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[0])
+    return np.array(inertial_frame(client, body, link)[0])
 
 
 def inertial_frame(client: int, body: int, link: int) -> tuple[Sequence[float], Sequence[float]]:
@@ -57,12 +55,6 @@ def inertial_frame(client: int, body: int, link: int) -> tuple[Sequence[float], 
     if link == -1:
         return p.getBasePositionAndOrientation(body, physicsClientId=client)
     return p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[:2]
-
-
-def inertial_pose(client: int, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
-    """World position ``(3,)`` and rotation ``(3, 3)`` of a link's inertial frame (``-1``: the base)."""
-    position, orientation = inertial_frame(client, body, link)
-    return np.array(position), rotation_matrix(orientation)
 
 
 def link_velocity(client: int, body: int, link: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
