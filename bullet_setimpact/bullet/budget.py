@@ -29,6 +29,8 @@ checks ``getContactPoints`` every step (:func:`~.events.pushed_by_bullet`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import pybullet as p
@@ -113,6 +115,18 @@ class SpeedBound:
         return found
 
 
+class _Check(NamedTuple):
+    """A one-by-one check of accounts (:meth:`DistanceBudget._check`)."""
+
+    static: float  # least left of the accounts with a static side
+    moving: float  # ... and of those of two moving links
+    spent: list  # the accounts with nothing left
+
+
+def _body(link: tuple[int, int]) -> int:
+    return link[0]
+
+
 class DistanceBudget:
     """Slack of each link pair and the displacement each link has spent since (see module docstring).
 
@@ -168,6 +182,12 @@ class DistanceBudget:
         self.most = 0.0
         self._checked_at = 0.0
         self._headroom = (0.0, 0.0)
+        #: The last one-by-one check of the touching accounts (at :attr:`most`), and the spent
+        #: accounts the last one-by-one check of the others found (for :meth:`remeasure`).
+        self._touching_check = _Check(math.inf, math.inf, [])
+        self._touching_checked_at = -1.0
+        self._spent_bodies: list[tuple[int, int]] = []
+        self._spent_nearby: list[Pair] = []
 
     def spend(self, speeds: dict[int, np.ndarray], duration: float) -> None:
         """Charge a step of ``duration`` ending at ``speeds`` (each link at the larger of its
@@ -194,37 +214,51 @@ class DistanceBudget:
         since = self.most - self._checked_at
         return since < self._headroom[0] and 2.0 * since < self._headroom[1]
 
-    def _record_headroom(self) -> None:
-        """Record what each account has left (called when every account holds)."""
-        most = self._most()
-        static = moving = np.inf
-        lefts = [(a[0], b[0], slack - self._spent(a) - self._spent(b)) for (a, b), slack in [*self.touching.items(), *self.nearby.items()]]
-        lefts += [(a, b, slack - most.get(a, 0.0) - most.get(b, 0.0)) for (a, b), slack in self.bodies.items()]
-        for body_a, body_b, left in lefts:
-            if body_a in self.spent and body_b in self.spent:
+    def _check(self, accounts: dict, spent_of: Callable[[Any], float], body_of: Callable[[Any], int]) -> _Check:
+        """One-by-one check of ``accounts`` (``(side_a, side_b) -> slack``, a side's spending
+        ``spent_of(side)``, its body ``body_of(side)``): the least left of those with a static
+        side and of those of two moving bodies, and the spent ones."""
+        static = moving = math.inf
+        spent = []
+        for pair, slack in accounts.items():
+            a, b = pair
+            spent_a, spent_b = spent_of(a), spent_of(b)
+            if slack <= spent_a + spent_b:
+                spent.append(pair)
+            left = slack - spent_a - spent_b
+            if body_of(a) in self.spent and body_of(b) in self.spent:
                 moving = min(moving, left)
             else:
                 static = min(static, left)
-        self._headroom = (static, moving)
-        self._checked_at = self.most
+        return _Check(static, moving, spent)
 
     def touching_holds(self) -> bool:
         """True while no box corner of a link pair in contact can have entered or left contact."""
         if self._within_headroom():
             return True
-        return all(slack > self._spent(a) + self._spent(b) for (a, b), slack in self.touching.items())
+        self._touching_check = self._check(self.touching, self._spent, _body)
+        self._touching_checked_at = self.most
+        return not self._touching_check.spent
 
     def others_hold(self) -> bool:
         """True while no link pair out of contact can have come within the seed band
-        (:data:`~.contacts.SEED_MARGIN`) and no closest-point contact can have left the tolerance."""
+        (:data:`~.contacts.SEED_MARGIN`) and no closest-point contact can have left the tolerance.
+
+        Called after :meth:`touching_holds` found the touching accounts held; when every
+        account holds, records the least headroom of all for :meth:`_within_headroom`."""
         if self._within_headroom():
             return True
         most = self._most()
-        if any(slack <= most.get(a, 0.0) + most.get(b, 0.0) for (a, b), slack in self.bodies.items()):
+        bodies = self._check(self.bodies, lambda body: most.get(body, 0.0), int)
+        nearby = self._check(self.nearby, self._spent, _body)
+        self._spent_bodies, self._spent_nearby = bodies.spent, nearby.spent
+        if bodies.spent or nearby.spent:
             return False
-        if any(slack <= self._spent(a) + self._spent(b) for (a, b), slack in self.nearby.items()):
-            return False
-        self._record_headroom()  # the caller checked the touching accounts first
+        if self._touching_checked_at != self.most:  # the touching accounts at this spending
+            self.touching_holds()
+        touching = self._touching_check
+        self._headroom = (min(touching.static, bodies.static, nearby.static), min(touching.moving, bodies.moving, nearby.moving))
+        self._checked_at = self.most
         return True
 
     def measure(self, nearby: dict[Pair, float]) -> bool:
@@ -242,13 +276,12 @@ class DistanceBudget:
         return self.others_hold()
 
     def remeasure(self, finder: ContactFinder) -> bool:
-        """Measure again what :meth:`others_hold` found spent: only the spent link pairs (one
+        """Measure again what :meth:`others_hold` just found spent: only the spent link pairs (one
         ``getClosestPoints`` each, :meth:`~.contacts.ContactFinder.link_gaps`), or every body
         pair (:meth:`measure`) when an account of the pairs beyond the lookahead is spent."""
-        most = self._most()
-        if any(slack <= most.get(a, 0.0) + most.get(b, 0.0) for (a, b), slack in self.bodies.items()):
+        if self._spent_bodies:
             return self.measure(finder.pair_gaps(self._lookahead))
-        spent = [(a, b) for (a, b), slack in self.nearby.items() if slack <= self._spent(a) + self._spent(b)]
+        spent = self._spent_nearby
         gaps = finder.link_gaps(spent, self._lookahead)
         if any(gaps.get(pair, np.inf) > self._tolerance for pair in spent if pair in self._closest):
             return False
