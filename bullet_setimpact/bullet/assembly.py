@@ -15,7 +15,7 @@ import pybullet as p
 from ..problem import ImpactProblem
 from .configuration import Configuration
 from .contacts import Contact
-from .frames import cross
+from .frames import tangent_basis
 
 
 def contact_problem(
@@ -91,22 +91,8 @@ def combined_restitution(client: int, contacts: list[Contact]) -> np.ndarray:
 
 
 def _tangent_bases(normals: np.ndarray) -> np.ndarray:
-    """:func:`tangent_basis` of every normal, ``(m, 2, 3)``, computed once per distinct normal
-    (the contacts of a face share theirs)."""
-    bases: dict[bytes, np.ndarray] = {}
-    for normal in normals:
-        key = normal.tobytes()
-        if key not in bases:
-            bases[key] = tangent_basis(normal)
-    return np.array([bases[normal.tobytes()] for normal in normals])
-
-
-def tangent_basis(normal: np.ndarray) -> np.ndarray:
-    """Two unit tangents ``(t1, t2)`` with ``t1 x t2 = n`` (deterministic)."""
-    helper = np.eye(3)[np.argmin(np.abs(normal))]
-    t1 = cross(helper, normal)
-    t1 /= np.linalg.norm(t1)
-    return np.array([t1, cross(normal, t1)])
+    """:func:`~.frames.tangent_basis` of every normal, ``(m, 2, 3)``."""
+    return np.array([tangent_basis(normal) for normal in normals])
 
 
 def planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:

@@ -8,6 +8,7 @@ a link's centre-of-mass (inertial) frame, the frame ``getBasePositionAndOrientat
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -83,3 +84,22 @@ def com_offsets(client: int, body: int, num_links: int) -> np.ndarray:
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a x b`` of two 3-vectors (``np.cross`` costs 15 us of dispatch for this)."""
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def tangent_basis(normal: np.ndarray) -> np.ndarray:
+    """Two unit tangents ``(t1, t2)`` with ``t1 x t2 = n`` (deterministic), read-only ``(2, 3)``.
+
+    Memoized on the normal's bits: contacts of one face (and a static ground's every contact)
+    share a normal, and the same bits always give the same tangents."""
+    return _tangent_basis(np.asarray(normal, dtype=float).tobytes())
+
+
+@functools.lru_cache(maxsize=1024)
+def _tangent_basis(bits: bytes) -> np.ndarray:
+    normal = np.frombuffer(bits)
+    helper = np.eye(3)[np.argmin(np.abs(normal))]
+    t1 = cross(helper, normal)
+    t1 /= np.linalg.norm(t1)
+    basis = np.array([t1, cross(normal, t1)])
+    basis.setflags(write=False)
+    return basis

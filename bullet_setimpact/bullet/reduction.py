@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .frames import cross
+from .frames import tangent_basis
 
 #: Normals closer than this (in norm of the difference) count as one face's normal.
 PARALLEL = 1e-6
@@ -47,11 +47,7 @@ def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
     offsets = normals - normals[0]
     if np.any(np.sqrt(np.add.reduce(offsets * offsets, axis=1)) > PARALLEL):  # np.linalg.norm's arithmetic
         return list(range(count))
-    normal = normals[0]
-    helper = np.eye(3)[np.argmin(np.abs(normal))]
-    u = cross(helper, normal)
-    u /= np.linalg.norm(u)
-    w = cross(normal, u)
+    u, w = tangent_basis(normals[0])  # the plane's axes
     planar = np.column_stack([points @ u, points @ w])
     extent = float((planar.max(axis=0) - planar.min(axis=0)).max())  # np.ptp
     if extent == 0.0:
