@@ -269,13 +269,14 @@ class ContactFinder:
         point only when those are empty (curved shapes, edge-on-edge).
         """
         result: list[Contact] = []
-        for seed in self.closest(self.tolerance + SEED_MARGIN):
-            candidates = self._vertex_contacts(seed.body_a, seed.link_a, seed.body_b, seed.link_b, flip=False)
-            candidates += self._vertex_contacts(seed.body_b, seed.link_b, seed.body_a, seed.link_a, flip=True)
-            manifold = p.getContactPoints(seed.body_a, seed.body_b, seed.link_a, seed.link_b, physicsClientId=self.client)
+        for seed in self._closest_points(self.tolerance + SEED_MARGIN, None):  # Bullet's tuples: a Contact only if kept
+            body_a, body_b, link_a, link_b = seed[1], seed[2], seed[3], seed[4]
+            candidates = self._vertex_contacts(body_a, link_a, body_b, link_b, flip=False)
+            candidates += self._vertex_contacts(body_b, link_b, body_a, link_a, flip=True)
+            manifold = p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self.client)
             candidates += [self._from_bullet(point) for point in manifold if float(point[8]) <= self.tolerance]
-            if not candidates and seed.gap <= self.tolerance:
-                candidates = [seed]
+            if not candidates and float(seed[8]) <= self.tolerance:
+                candidates = [self._from_bullet(seed)]
             result += self._reduce(candidates)
         return result
 
@@ -519,6 +520,8 @@ class ContactFinder:
     def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
         """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
         vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s, near=self.tolerance)
+        if not len(gaps):
+            return []
         assert normals is not None  # asked for
         # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
         # other link's vertices and Bullet's manifold hold that contact)

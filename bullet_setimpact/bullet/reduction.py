@@ -26,12 +26,22 @@ MERGE_FRACTION = 0.1
 def merge_indices(points: np.ndarray, distance: float) -> list[int]:
     """Indices of the points kept when each point within ``distance`` of an earlier kept one
     is dropped (first come, first kept)."""
+    coordinates = np.asarray(points, dtype=float).tolist()
     kept: list[int] = []
-    for i, point in enumerate(points):
-        # math.sqrt(d @ d) is np.linalg.norm(d) of a vector (the same dot and rounding) without its dispatch
-        if all(math.sqrt(offset @ offset) > distance for offset in (point - points[j] for j in kept)):
+    for i, point in enumerate(coordinates):
+        if all(math.sqrt(_squared_distance(point, coordinates[j])) > distance for j in kept):
             kept.append(i)
     return kept
+
+
+def _squared_distance(a: list[float], b: list[float]) -> float:
+    """``d @ d`` of ``d = a - b`` on Python floats: the same IEEE operations in the same order
+    as numpy's dot of a short vector (so ``math.sqrt`` of it is ``np.linalg.norm(d)``)."""
+    total = 0.0
+    for x, y in zip(a, b, strict=True):
+        offset = x - y
+        total += offset * offset
+    return total
 
 
 def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
