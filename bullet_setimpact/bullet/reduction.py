@@ -54,16 +54,16 @@ def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
     count = len(points)
     if count <= 3:
         return list(range(count))
-    offsets = normals - normals[0]
-    if np.any(np.sqrt(np.add.reduce(offsets * offsets, axis=1)) > PARALLEL):  # np.linalg.norm's arithmetic
+    rows = np.asarray(normals, dtype=float).tolist()
+    if any(math.sqrt(_squared_distance(row, rows[0])) > PARALLEL for row in rows):  # np.linalg.norm's arithmetic
         return list(range(count))
     u, w = tangent_basis(normals[0])  # the plane's axes
-    planar = np.column_stack([points @ u, points @ w])
-    extent = float((planar.max(axis=0) - planar.min(axis=0)).max())  # np.ptp
+    # Python floats from here: the same IEEE operations, without numpy's per-call overhead
+    coordinates = list(zip((points @ u).tolist(), (points @ w).tolist(), strict=True))
+    extent = max(max(axis) - min(axis) for axis in zip(*coordinates, strict=True))  # np.ptp
     if extent == 0.0:
         return [0]
     tolerance = 1e-9 * extent * extent
-    coordinates = planar.tolist()  # Python floats: the same IEEE operations, without numpy's scalar overhead
     order = sorted(range(count), key=lambda i: coordinates[i])
 
     def chain(indices: list[int]) -> list[int]:
