@@ -496,11 +496,9 @@ class ContactFinder:
         else:
             origin, rotation = self._pose(body_v, link_v)
             vertices = local[indices] @ rotation.T + origin
-        s_origin = self._query_frame(body_s, link_s).origin
         if near is not None:
-            offsets = vertices - s_origin
             reach = self._link_reach(body_s, link_s) + near
-            if np.einsum("ij,ij->i", offsets, offsets).min() > reach * reach * (1.0 + 1e-9):  # margin for rounding
+            if _all_beyond(vertices, self._query_frame(body_s, link_s).origin, reach * reach * (1.0 + 1e-9)):  # margin for rounding
                 return _NO_ROWS
         shapes = self._link_shapes(body_s, link_s)
         measured = [
@@ -590,6 +588,20 @@ class ContactFinder:
                 gaps.append(np.inf)
                 normals.append(np.zeros(3))
         return np.array(gaps), np.array(normals).reshape(-1, 3)
+
+
+#: Up to this many points :func:`_all_beyond` runs on Python floats (numpy's per-call cost dominates).
+FEW_POINTS = 16
+
+
+def _all_beyond(points: np.ndarray, centre: np.ndarray, squared: float) -> bool:
+    """Whether every point's squared distance to ``centre`` exceeds ``squared`` (a pruning test:
+    the caller's margin covers the rounding of either way of summing the squares)."""
+    if len(points) > FEW_POINTS:
+        offsets = points - centre
+        return bool(np.einsum("ij,ij->i", offsets, offsets).min() > squared)
+    cx, cy, cz = centre.tolist()
+    return all((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz) > squared for x, y, z in points.tolist())
 
 
 def _smallest(values: np.ndarray) -> float:
