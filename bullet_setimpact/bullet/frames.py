@@ -9,6 +9,8 @@ a link's centre-of-mass (inertial) frame, the frame ``getBasePositionAndOrientat
 from __future__ import annotations
 
 import functools
+import math
+import struct
 from collections.abc import Sequence
 
 import numpy as np
@@ -96,10 +98,23 @@ def tangent_basis(normal: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=1024)
 def _tangent_basis(bits: bytes) -> np.ndarray:
-    normal = np.frombuffer(bits)
-    helper = np.eye(3)[np.argmin(np.abs(normal))]
-    t1 = cross(helper, normal)
-    t1 /= np.linalg.norm(t1)
-    basis = np.array([t1, cross(normal, t1)])
+    # Python floats: the IEEE operations of cross(np.eye(3)[argmin |n|], n), np.linalg.norm
+    # (sqrt of the sequential dot) and the division, without numpy's per-call cost
+    normal = _THREE.unpack(bits)
+    smallest = min(range(3), key=lambda i: abs(normal[i]))  # np.argmin: the first smallest
+    helper = tuple(1.0 if i == smallest else 0.0 for i in range(3))
+    t1 = _cross3(helper, normal)
+    length = math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+    t1 = (t1[0] / length, t1[1] / length, t1[2] / length)
+    basis = np.array([t1, _cross3(normal, t1)])
     basis.setflags(write=False)
     return basis
+
+
+#: A 3-vector's bits.
+_THREE = struct.Struct("3d")
+
+
+def _cross3(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, float, float]:
+    """:func:`cross` on Python floats (the same operations)."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
