@@ -126,9 +126,12 @@ class ImpactProblem:
         mu_array = _per_contact("mu", mu, m)
         if (mu_array < 0.0).any():
             raise ValueError(f"mu must be >= 0, got {mu_array.min()}")
-        restitution_array = _per_contact("restitution", 0.0 if restitution is None else restitution, m)
-        if ((restitution_array < 0.0) | (restitution_array > 1.0)).any():
-            raise ValueError(f"restitution must lie in [0, 1], got {restitution_array.tolist()}")
+        if restitution is None:
+            restitution_array = np.zeros(m)
+        else:
+            restitution_array = _per_contact("restitution", restitution, m)
+            if ((restitution_array < 0.0) | (restitution_array > 1.0)).any():
+                raise ValueError(f"restitution must lie in [0, 1], got {restitution_array.tolist()}")
         if external_force is not None:
             external_force = _finite_array("external_force", external_force, 1)
             if external_force.shape != (nv,):

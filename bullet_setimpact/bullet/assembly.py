@@ -87,7 +87,7 @@ def combined_restitution(client: int, contacts: list[Contact]) -> np.ndarray:
             if key not in values:
                 values[key] = float(p.getDynamicsInfo(key[0], key[1], physicsClientId=client)[5])
     combined = [values[(c.body_a, c.link_a)] * values[(c.body_b, c.link_b)] for c in contacts]
-    return np.clip(np.array(combined, dtype=float), 0.0, 1.0)
+    return np.array([min(max(value, 0.0), 1.0) for value in combined], dtype=float)  # np.clip, on Python floats
 
 
 def _tangent_bases(normals: np.ndarray) -> np.ndarray:

@@ -52,6 +52,7 @@ PyBullet conventions this module relies on (pybullet 3.2.7, proven in
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -208,7 +209,7 @@ class WorldModel:
             if not model.joints:
                 continue
             rates = block[6 * model.floating :].tolist()
-            ends = np.cumsum(model.joint_dofs).tolist()
+            ends = list(itertools.accumulate(model.joint_dofs))
             velocities = [rates[end - dofs : end] for end, dofs in zip(ends, model.joint_dofs, strict=True)]
             single = [joint for joint, dofs in zip(model.joints, model.joint_dofs, strict=True) if dofs == 1]
             current = p.getJointStates(model.body, single, physicsClientId=client) if single else ()
