@@ -274,10 +274,11 @@ class ContactFinder:
             candidates = self._vertex_contacts(body_a, link_a, body_b, link_b, flip=False)
             candidates += self._vertex_contacts(body_b, link_b, body_a, link_a, flip=True)
             manifold = p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self.client)
-            candidates += [self._from_bullet(point) for point in manifold if float(point[8]) <= self.tolerance]
-            if not candidates and float(seed[8]) <= self.tolerance:
-                candidates = [self._from_bullet(seed)]
-            result += self._reduce(candidates)
+            manifold = [point for point in manifold if float(point[8]) <= self.tolerance]
+            if candidates or manifold:
+                result += self._reduce(candidates, manifold)
+            elif float(seed[8]) <= self.tolerance:
+                result.append(self._from_bullet(seed))
         return result
 
     def merge_distance(self, link_a: tuple[int, int], link_b: tuple[int, int]) -> float:
@@ -295,13 +296,18 @@ class ContactFinder:
             self._merge_distances[key] = min([self.tolerance, *(MERGE_FRACTION * extent for extent in extents)])
         return self._merge_distances[key]
 
-    def _reduce(self, candidates: list[Contact]) -> list[Contact]:
-        """One link pair's candidates without near-duplicates and, for a face contact, only
-        its contact polygon's vertices (:mod:`.reduction`)."""
-        if len(candidates) <= 1:
-            return candidates
-        points = np.array([c.position_a for c in candidates])
-        kept = [candidates[i] for i in merge_indices(points, self.merge_distance(*candidates[0].pair))]
+    def _reduce(self, candidates: list[Contact], manifold: list[tuple]) -> list[Contact]:
+        """One link pair's candidates, then its Bullet manifold points (as PyBullet returned
+        them: a :class:`Contact` is built only for those kept), without near-duplicates and, for
+        a face contact, only its contact polygon's vertices (:mod:`.reduction`)."""
+        if len(candidates) + len(manifold) <= 1:
+            return candidates + [self._from_bullet(point) for point in manifold]
+        points = [c.position_a.tolist() for c in candidates] + [list(point[5]) for point in manifold]  # position_a's floats
+        pair = candidates[0].pair if candidates else ((manifold[0][1], manifold[0][3]), (manifold[0][2], manifold[0][4]))
+        kept = [
+            candidates[i] if i < len(candidates) else self._from_bullet(manifold[i - len(candidates)])
+            for i in merge_indices(points, self.merge_distance(*pair))
+        ]
         if len(kept) <= 3:
             return kept
         polygon = polygon_indices(np.array([c.position_a for c in kept]), np.array([c.normal for c in kept]))

@@ -23,10 +23,10 @@ PARALLEL = 1e-6
 MERGE_FRACTION = 0.1
 
 
-def merge_indices(points: np.ndarray, distance: float) -> list[int]:
+def merge_indices(points: np.ndarray | list[list[float]], distance: float) -> list[int]:
     """Indices of the points kept when each point within ``distance`` of an earlier kept one
-    is dropped (first come, first kept)."""
-    coordinates = np.asarray(points, dtype=float).tolist()
+    is dropped (first come, first kept).  ``points``: an array or rows of Python floats."""
+    coordinates = points if isinstance(points, list) else np.asarray(points, dtype=float).tolist()
     kept: list[int] = []
     for i, point in enumerate(coordinates):
         if all(math.sqrt(_squared_distance(point, coordinates[j])) > distance for j in kept):
