@@ -60,14 +60,15 @@ def inertial_frame(client: int, body: int, link: int) -> tuple[Sequence[float], 
     return p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[:2]
 
 
-def link_velocity(client: int, body: int, link: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Centre of mass, linear and angular velocity (world frame) of a link (``-1``: the base)."""
+def link_velocity(client: int, body: int, link: int) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """Centre of mass, linear and angular velocity (world frame) of a link (``-1``: the base),
+    as PyBullet's tuples."""
     if link == -1:
-        com = np.array(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
-        linear, angular = (np.array(x) for x in p.getBaseVelocity(body, physicsClientId=client))
+        com = p.getBasePositionAndOrientation(body, physicsClientId=client)[0]
+        linear, angular = p.getBaseVelocity(body, physicsClientId=client)
         return com, linear, angular
     state = p.getLinkState(body, link, computeLinkVelocity=1, computeForwardKinematics=True, physicsClientId=client)
-    return np.array(state[0]), np.array(state[6]), np.array(state[7])
+    return state[0], state[6], state[7]
 
 
 def com_offsets(client: int, body: int, num_links: int) -> np.ndarray:
