@@ -259,13 +259,6 @@ def lemke(
         cap, or when the final residual exceeds ``tol``.
     """
     W, w = check_lcp(W, w)
-    return lemke_prechecked(W, w, covering, max_pivots, tol, dtype)
-
-
-def lemke_prechecked(
-    W: np.ndarray, w: np.ndarray, covering: np.ndarray | None, max_pivots: int | None, tol: float, dtype: type
-) -> LCPSolution:
-    """:func:`lemke` on an LCP already through :func:`check_lcp` (:func:`~bullet_setimpact.lcp_solve.solve_lcp` checks it once)."""
     n = w.shape[0]
     if (w >= 0.0).all():
         basis = np.zeros(n, dtype=bool)

@@ -24,7 +24,7 @@ from .lcp import (
     check_lcp,
     default_coverings,
     lcp_residual,
-    lemke_prechecked,
+    lemke,
     random_covering,
     safe_inverse,
 )
@@ -115,7 +115,7 @@ def solve_lcp(
         for _ in range(1 if covering is not None or large else LEMKE_ATTEMPTS):
             d = covering if covering is not None else random_covering(rng, n)  # type: ignore[arg-type]
             try:
-                return lemke_prechecked(W, w, d, max_pivots, tol, np.float64)
+                return lemke(W, w, covering=d, max_pivots=max_pivots, tol=tol)
             except LemkeError as exc:
                 reasons.append(str(exc))
     stages: list[tuple[str, type]] = [("lemke default covering" if reasons else "lemke", np.float64)]
@@ -125,7 +125,7 @@ def solve_lcp(
     for method, dtype in stages:
         for start in coverings:
             try:
-                solution = lemke_prechecked(W, w, start, max_pivots, tol, dtype)
+                solution = lemke(W, w, covering=start, max_pivots=max_pivots, tol=tol, dtype=dtype)
             except LemkeError as exc:
                 reasons.append(str(exc))
                 continue
