@@ -110,7 +110,7 @@ class ImpactProblem:
             raise ValueError(f"M must be square and non-empty, got shape {M.shape}")
         magnitude = np.abs(M)
         # np.allclose(M, M.T, rtol=1e-9, atol=...) of a finite M, without its dispatch
-        if not np.all(np.abs(M - M.T) <= 1e-12 * max(1.0, float(magnitude.max())) + 1e-9 * magnitude.T):
+        if not (np.abs(M - M.T) <= 1e-12 * max(1.0, float(magnitude.max())) + 1e-9 * magnitude.T).all():
             raise ValueError("M must be symmetric (M != M.T beyond 1e-9 relative)")
         try:
             cholesky = np.linalg.cholesky(M)

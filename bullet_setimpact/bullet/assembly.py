@@ -45,7 +45,7 @@ def contact_problem(
     mu = np.array([contact.mu for contact in contacts])
     planar = planar_tangents(Jt, tangents)
     Jt = Jt if planar is None else planar
-    elastic = restitution is not None and bool(np.any(restitution > 0.0))
+    elastic = restitution is not None and bool((restitution > 0.0).any())
     rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]] + ([np.asarray(restitution)[:, None]] if elastic else []))
     scale = 1e-9 * (1.0 + np.abs(rows).max())
     moving = np.abs(Jn).max(axis=1) > 1e-12 * (1.0 + np.abs(Jn).max())
@@ -105,10 +105,10 @@ def planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
     gram = Jt @ np.swapaxes(Jt, 1, 2)
     trace = gram[:, 0, 0] + gram[:, 1, 1]
     det = gram[:, 0, 0] * gram[:, 1, 1] - gram[:, 0, 1] * gram[:, 1, 0]
-    if np.any((trace > 0.0) & (det > 1e-12 * trace * np.maximum(trace, 1.0))):
+    if ((trace > 0.0) & (det > 1e-12 * trace * np.maximum(trace, 1.0))).any():
         return None
     u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts
-    if np.any(singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)):
+    if (singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)).any():
         return None
     direction = np.einsum("mk,mkd->md", u[:, :, 0], tangents)
     direction *= np.sign(direction[np.arange(len(direction)), np.argmax(np.abs(direction), axis=1)])[:, None]

@@ -203,7 +203,7 @@ class Configuration:
         if isinstance(link, bool) or not isinstance(link, (int, np.integer)) or not -1 <= link < model.num_links:
             raise ValueError(f"link {link!r} does not exist on body {body} ({model.name!r}); expected -1 .. {model.num_links - 1}")
         points = np.asarray(points, dtype=float)
-        if points.shape[-1:] != (3,) or points.ndim > 2 or not np.all(np.isfinite(points)):
+        if points.shape[-1:] != (3,) or points.ndim > 2 or not np.isfinite(points).all():
             raise ValueError(f"points must be finite with shape (3,) or (k, 3), got shape {points.shape}")
         jacobian = np.zeros((*points.shape, self.model.nv))
         if model.static or (link == -1 and not model.floating):

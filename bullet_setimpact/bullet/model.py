@@ -200,7 +200,7 @@ class WorldModel:
         v = np.asarray(v, dtype=float)
         if v.shape != (self.nv,):
             raise ValueError(f"v must have shape ({self.nv},), got {v.shape}")
-        if not np.all(np.isfinite(v)):
+        if not np.isfinite(v).all():
             raise ValueError("v must be finite, but it contains NaN or inf")
         for model in self.bodies:
             block = v[self._slices[model.body]]
