@@ -179,7 +179,7 @@ class ImpactProblem:
     @cached_property
     def Jbar(self) -> np.ndarray:
         """``[Jn; J_D]``, shape ``(m (k + 1), nv)`` (journal eq. 35)."""
-        return np.vstack([self.Jn, self.JD])
+        return np.concatenate([self.Jn, self.JD])
 
     @cached_property
     def Minv_JbarT(self) -> np.ndarray:

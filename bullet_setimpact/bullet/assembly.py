@@ -46,7 +46,8 @@ def contact_problem(
     planar = planar_tangents(Jt, tangents)
     Jt = Jt if planar is None else planar
     elastic = restitution is not None and bool((restitution > 0.0).any())
-    rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]] + ([np.asarray(restitution)[:, None]] if elastic else []))
+    columns = [Jn, Jt.reshape(len(contacts), -1), mu[:, None]] + ([np.asarray(restitution)[:, None]] if elastic else [])
+    rows = np.concatenate(columns, axis=1)
     scale = 1e-9 * (1.0 + np.abs(rows).max())
     moving = np.abs(Jn).max(axis=1) > 1e-12 * (1.0 + np.abs(Jn).max())
     keep = [i for i in range(len(contacts)) if moving[i] and not (np.abs(rows[i] - rows[:i]).max(axis=1) <= scale).any()]
