@@ -129,6 +129,7 @@ class _Shape:
     position: np.ndarray
     rotation: np.ndarray  # 3x3, shape frame -> inertial frame
     vertices: np.ndarray | None  # (8, 3) corners in the inertial frame, for boxes
+    half: np.ndarray  # dimensions / 2 (a box's half extents)
 
 
 #: A pose's bits: position and quaternion as seven doubles.
@@ -405,7 +406,7 @@ class ContactFinder:
                 vertices = None
                 if geometry == p.GEOM_BOX:
                     vertices = _box_corners(dimensions / 2.0) @ rotation.T + position
-                shapes.append(_Shape(geometry, dimensions, position, rotation, vertices))
+                shapes.append(_Shape(geometry, dimensions, position, rotation, vertices, dimensions / 2.0))
             self._shapes[key] = shapes
         return self._shapes[key]
 
@@ -574,7 +575,7 @@ class ContactFinder:
             distance = np.linalg.norm(local, axis=1)
             return distance - radius, (local / np.maximum(distance, 1e-12)[:, None]) @ frame.T
         if shape.geometry == p.GEOM_BOX:
-            return _box_distance(local, shape.dimensions / 2.0, frame, with_normals)
+            return _box_distance(local, shape.half, frame, with_normals)
         gaps, normals = [], []
         for vertex in vertices:
             points = p.getClosestPoints(
@@ -623,7 +624,7 @@ def _box_distance(
     excess = np.abs(local) - half
     positive = np.maximum(excess, 0.0)
     outside = np.sqrt(np.einsum("ij,ij->i", positive, positive))
-    deepest = excess.max(axis=1)
+    deepest = np.maximum.reduce(excess, axis=1)  # excess.max(axis=1) without its wrapper
     gaps = outside + np.minimum(deepest, 0.0)
     if not with_normals:
         return gaps, None
