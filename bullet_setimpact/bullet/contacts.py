@@ -330,7 +330,9 @@ class ContactFinder:
             indices = np.array([feature[3] for feature in members])
             values = self._vertex_gaps(body_v, link_v, body_s, link_s, indices, with_normals=False)[1]
             # one row per member and shape of s, shape-major (see _vertex_gaps): the smallest over the shapes
-            gaps.update(zip(members, values.reshape(-1, len(members)).min(axis=0).tolist(), strict=True))
+            if len(values) > len(members):
+                values = values.reshape(-1, len(members)).min(axis=0)
+            gaps.update(zip(members, values.tolist(), strict=True))
         for feature in features:
             if feature[0] == "vertex":
                 continue
