@@ -87,7 +87,7 @@ def integrate(
     # The colliding samples' rows, kept compacted (their velocities, normal velocities, impulses)
     # and written back when they stop, instead of a gather and a scatter of every array per step.
     normal = problem.normal_velocities(velocity)
-    colliding = (normal < -COLLISION_TOL).any(axis=1)  # problem.colliding
+    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding
     active = np.flatnonzero(colliding)
     if active.size < len(velocity):
         moving, normal, accrued = velocity[active], normal[active], impulse[active]
@@ -103,7 +103,7 @@ def integrate(
         if record_impulse:
             accrued += increment
         normal = problem.normal_velocities(moving)
-        colliding = (normal < -COLLISION_TOL).any(axis=1)
+        colliding = np.any(normal < -COLLISION_TOL, axis=1)
         if record_path or not colliding.all():
             velocity[active], impulse[active], steps[active] = moving, accrued, index + 1
             keep = active_rows(colliding)
