@@ -144,6 +144,7 @@ class _Frame:
     origin: np.ndarray
     orientation: tuple[float, ...]  # PyBullet's quaternion (x, y, z, w)
     corners: np.ndarray | None = None
+    corner_rows: list[list[float]] | None = None  # corners as Python floats, for the pruning test
     placements: list[tuple[np.ndarray, np.ndarray]] | None = None  # world centre and rotation of each shape
     _rotation: np.ndarray | None = None
 
@@ -445,13 +446,12 @@ class ContactFinder:
         frame = self._query_frame(body, link)
         return frame.origin, frame.rotation
 
-    def _world_corners(self, body: int, link: int, local: np.ndarray, every: np.ndarray) -> np.ndarray:
-        """World positions of all of a link's corners ``local`` (``every``: all their indices),
-        computed once per pose."""
-        frame = self._query_frame(body, link)
+    def _world_corners(self, frame: _Frame, local: np.ndarray) -> np.ndarray:
+        """World positions of all of a link's corners ``local`` at ``frame``'s pose, computed once per pose."""
         if frame.corners is None:
-            frame.corners = local[every] @ frame.rotation.T + frame.origin
+            frame.corners = local @ frame.rotation.T + frame.origin
             frame.corners.setflags(write=False)  # shared by the callers
+            frame.corner_rows = frame.corners.tolist()
         return frame.corners
 
     def _placements(self, body: int, link: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -500,15 +500,17 @@ class ContactFinder:
         if local is None:
             return _NO_ROWS
         if indices is None:
+            frame = self._query_frame(body_v, link_v)
+            vertices = self._world_corners(frame, local)
+            if near is not None:
+                reach = self._link_reach(body_s, link_s) + near
+                squared = reach * reach * (1.0 + 1e-9)  # margin for rounding
+                if _all_beyond(vertices, frame.corner_rows, self._query_frame(body_s, link_s).origin, squared):
+                    return _NO_ROWS
             indices = np.arange(len(local))
-            vertices = self._world_corners(body_v, link_v, local, indices)
         else:
             origin, rotation = self._pose(body_v, link_v)
             vertices = local[indices] @ rotation.T + origin
-        if near is not None:
-            reach = self._link_reach(body_s, link_s) + near
-            if _all_beyond(vertices, self._query_frame(body_s, link_s).origin, reach * reach * (1.0 + 1e-9)):  # margin for rounding
-                return _NO_ROWS
         shapes = self._link_shapes(body_s, link_s)
         measured = [
             self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, with_normals)
@@ -603,14 +605,16 @@ class ContactFinder:
 FEW_POINTS = 16
 
 
-def _all_beyond(points: np.ndarray, centre: np.ndarray, squared: float) -> bool:
+def _all_beyond(points: np.ndarray, rows: list[list[float]] | None, centre: np.ndarray, squared: float) -> bool:
     """Whether every point's squared distance to ``centre`` exceeds ``squared`` (a pruning test:
-    the caller's margin covers the rounding of either way of summing the squares)."""
+    the caller's margin covers the rounding of either way of summing the squares); ``rows``:
+    ``points.tolist()`` if the caller has it."""
     if len(points) > FEW_POINTS:
         offsets = points - centre
         return bool(np.einsum("ij,ij->i", offsets, offsets).min() > squared)
     cx, cy, cz = centre.tolist()
-    return all((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz) > squared for x, y, z in points.tolist())
+    rows = points.tolist() if rows is None else rows
+    return all((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz) > squared for x, y, z in rows)
 
 
 def _smallest(values: np.ndarray) -> float:
