@@ -66,12 +66,15 @@ def contact_problem(
 
 def _side_jacobians(contacts: list[Contact], configuration: Configuration, side: int) -> np.ndarray:
     """``J(p)`` ``(m, 3, nv)`` of every contact's point on its link A (``side`` 0) or B (1),
-    one :meth:`~.configuration.Configuration.point_jacobian` call per link."""
+    one :meth:`~.configuration.Configuration.point_jacobian` call per moving link (zeros on a fixed one)."""
     rows: dict[tuple[int, int], list[int]] = {}
     for i, contact in enumerate(contacts):
         rows.setdefault(contact.pair[side], []).append(i)
     jacobians = np.empty((len(contacts), 3, configuration.model.nv))
     for (body, link), indices in rows.items():
+        if configuration.fixed(body, link):
+            jacobians[indices] = 0.0
+            continue
         points = np.array([(contacts[i].position_a, contacts[i].position_b)[side] for i in indices])
         jacobians[indices] = configuration.point_jacobian(body, link, points)
     return jacobians
