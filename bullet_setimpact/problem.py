@@ -12,6 +12,7 @@ from functools import cached_property
 
 import numpy as np
 from scipy.linalg import cho_solve
+from scipy.linalg.lapack import dpotrs
 
 #: Normal velocity below which a contact counts as colliding (journal eq. 28, Alg. 1).
 COLLISION_TOL = 1e-8
@@ -109,7 +110,7 @@ class ImpactProblem:
             raise ValueError(f"M must be square and non-empty, got shape {M.shape}")
         magnitude = np.abs(M)
         # np.allclose(M, M.T, rtol=1e-9, atol=...) of a finite M, without its dispatch
-        if not np.all(np.abs(M - M.T) <= 1e-12 * max(1.0, float(magnitude.max())) + 1e-9 * magnitude.T):
+        if not (np.abs(M - M.T) <= 1e-12 * max(1.0, float(magnitude.max())) + 1e-9 * magnitude.T).all():
             raise ValueError("M must be symmetric (M != M.T beyond 1e-9 relative)")
         try:
             cholesky = np.linalg.cholesky(M)
@@ -125,9 +126,12 @@ class ImpactProblem:
         mu_array = _per_contact("mu", mu, m)
         if (mu_array < 0.0).any():
             raise ValueError(f"mu must be >= 0, got {mu_array.min()}")
-        restitution_array = _per_contact("restitution", 0.0 if restitution is None else restitution, m)
-        if ((restitution_array < 0.0) | (restitution_array > 1.0)).any():
-            raise ValueError(f"restitution must lie in [0, 1], got {restitution_array.tolist()}")
+        if restitution is None:
+            restitution_array = np.zeros(m)
+        else:
+            restitution_array = _per_contact("restitution", restitution, m)
+            if ((restitution_array < 0.0) | (restitution_array > 1.0)).any():
+                raise ValueError(f"restitution must lie in [0, 1], got {restitution_array.tolist()}")
         if external_force is not None:
             external_force = _finite_array("external_force", external_force, 1)
             if external_force.shape != (nv,):
@@ -175,7 +179,7 @@ class ImpactProblem:
     @cached_property
     def Jbar(self) -> np.ndarray:
         """``[Jn; J_D]``, shape ``(m (k + 1), nv)`` (journal eq. 35)."""
-        return np.vstack([self.Jn, self.JD])
+        return np.concatenate([self.Jn, self.JD])
 
     @cached_property
     def Minv_JbarT(self) -> np.ndarray:
@@ -238,8 +242,16 @@ class ImpactProblem:
 
     # ------------------------------------------------------------------ helpers
     def solve_mass(self, rhs: np.ndarray) -> np.ndarray:
-        """``M^-1 rhs`` through the Cholesky factor (``rhs`` finite, as every caller's is: not checked again)."""
-        return cho_solve((self._cholesky, True), rhs, check_finite=False)
+        """``M^-1 rhs`` through the Cholesky factor (``rhs`` finite, as every caller's is: not checked again).
+
+        LAPACK's ``dpotrs`` directly: what ``cho_solve`` calls, without its per-call checks."""
+        rhs = np.asarray(rhs, dtype=float)
+        if not rhs.size:
+            return cho_solve((self._cholesky, True), rhs, check_finite=False)
+        solution, info = dpotrs(self._cholesky, rhs, lower=1)
+        if info != 0:
+            raise ValueError(f"dpotrs rejected argument {-info} (M^-1 rhs with rhs of shape {rhs.shape})")
+        return solution
 
     def kinetic_energy(self, v: np.ndarray) -> np.ndarray | float:
         """``0.5 v^T M v`` (journal eq. 11); ``v`` of shape ``(..., nv)``."""

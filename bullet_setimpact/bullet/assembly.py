@@ -15,7 +15,7 @@ import pybullet as p
 from ..problem import ImpactProblem
 from .configuration import Configuration
 from .contacts import Contact
-from .frames import cross
+from .frames import tangent_basis
 
 
 def contact_problem(
@@ -45,8 +45,9 @@ def contact_problem(
     mu = np.array([contact.mu for contact in contacts])
     planar = planar_tangents(Jt, tangents)
     Jt = Jt if planar is None else planar
-    elastic = restitution is not None and bool(np.any(restitution > 0.0))
-    rows = np.hstack([Jn, Jt.reshape(len(contacts), -1), mu[:, None]] + ([np.asarray(restitution)[:, None]] if elastic else []))
+    elastic = restitution is not None and bool((restitution > 0.0).any())
+    columns = [Jn, Jt.reshape(len(contacts), -1), mu[:, None]] + ([np.asarray(restitution)[:, None]] if elastic else [])
+    rows = np.concatenate(columns, axis=1)
     scale = 1e-9 * (1.0 + np.abs(rows).max())
     moving = np.abs(Jn).max(axis=1) > 1e-12 * (1.0 + np.abs(Jn).max())
     keep = [i for i in range(len(contacts)) if moving[i] and not (np.abs(rows[i] - rows[:i]).max(axis=1) <= scale).any()]
@@ -65,12 +66,15 @@ def contact_problem(
 
 def _side_jacobians(contacts: list[Contact], configuration: Configuration, side: int) -> np.ndarray:
     """``J(p)`` ``(m, 3, nv)`` of every contact's point on its link A (``side`` 0) or B (1),
-    one :meth:`~.configuration.Configuration.point_jacobian` call per link."""
+    one :meth:`~.configuration.Configuration.point_jacobian` call per moving link (zeros on a fixed one)."""
     rows: dict[tuple[int, int], list[int]] = {}
     for i, contact in enumerate(contacts):
         rows.setdefault(contact.pair[side], []).append(i)
     jacobians = np.empty((len(contacts), 3, configuration.model.nv))
     for (body, link), indices in rows.items():
+        if configuration.fixed(body, link):
+            jacobians[indices] = 0.0
+            continue
         points = np.array([(contacts[i].position_a, contacts[i].position_b)[side] for i in indices])
         jacobians[indices] = configuration.point_jacobian(body, link, points)
     return jacobians
@@ -87,26 +91,12 @@ def combined_restitution(client: int, contacts: list[Contact]) -> np.ndarray:
             if key not in values:
                 values[key] = float(p.getDynamicsInfo(key[0], key[1], physicsClientId=client)[5])
     combined = [values[(c.body_a, c.link_a)] * values[(c.body_b, c.link_b)] for c in contacts]
-    return np.clip(np.array(combined, dtype=float), 0.0, 1.0)
+    return np.array([min(max(value, 0.0), 1.0) for value in combined], dtype=float)  # np.clip, on Python floats
 
 
 def _tangent_bases(normals: np.ndarray) -> np.ndarray:
-    """:func:`tangent_basis` of every normal, ``(m, 2, 3)``, computed once per distinct normal
-    (the contacts of a face share theirs)."""
-    bases: dict[bytes, np.ndarray] = {}
-    for normal in normals:
-        key = normal.tobytes()
-        if key not in bases:
-            bases[key] = tangent_basis(normal)
-    return np.array([bases[normal.tobytes()] for normal in normals])
-
-
-def tangent_basis(normal: np.ndarray) -> np.ndarray:
-    """Two unit tangents ``(t1, t2)`` with ``t1 x t2 = n`` (deterministic)."""
-    helper = np.eye(3)[np.argmin(np.abs(normal))]
-    t1 = cross(helper, normal)
-    t1 /= np.linalg.norm(t1)
-    return np.array([t1, cross(normal, t1)])
+    """:func:`~.frames.tangent_basis` of every normal, ``(m, 2, 3)``."""
+    return np.array([tangent_basis(normal) for normal in normals])
 
 
 def planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
@@ -119,10 +109,10 @@ def planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
     gram = Jt @ np.swapaxes(Jt, 1, 2)
     trace = gram[:, 0, 0] + gram[:, 1, 1]
     det = gram[:, 0, 0] * gram[:, 1, 1] - gram[:, 0, 1] * gram[:, 1, 0]
-    if np.any((trace > 0.0) & (det > 1e-12 * trace * np.maximum(trace, 1.0))):
+    if ((trace > 0.0) & (det > 1e-12 * trace * np.maximum(trace, 1.0))).any():
         return None
     u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts
-    if np.any(singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)):
+    if (singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)).any():
         return None
     direction = np.einsum("mk,mkd->md", u[:, :, 0], tangents)
     direction *= np.sign(direction[np.arange(len(direction)), np.argmax(np.abs(direction), axis=1)])[:, None]

@@ -175,6 +175,12 @@ class Configuration:
             self._links[key] = (com, jacobian)
         return self._links[key]
 
+    def fixed(self, body: int, link: int) -> bool:
+        """Whether a link cannot move (a static body, or the base of a fixed-base one): its point
+        Jacobians are zero."""
+        model = self.model.body(body)
+        return model.static or (link == -1 and not model.floating)
+
     def point_jacobian(self, body: int, link: int, points: np.ndarray) -> np.ndarray:
         """World-frame Jacobian of material points of a link, columns in the world layout.
 
@@ -203,10 +209,10 @@ class Configuration:
         if isinstance(link, bool) or not isinstance(link, (int, np.integer)) or not -1 <= link < model.num_links:
             raise ValueError(f"link {link!r} does not exist on body {body} ({model.name!r}); expected -1 .. {model.num_links - 1}")
         points = np.asarray(points, dtype=float)
-        if points.shape[-1:] != (3,) or points.ndim > 2 or not np.all(np.isfinite(points)):
+        if points.shape[-1:] != (3,) or points.ndim > 2 or not np.isfinite(points).all():
             raise ValueError(f"points must be finite with shape (3,) or (k, 3), got shape {points.shape}")
         jacobian = np.zeros((*points.shape, self.model.nv))
-        if model.static or (link == -1 and not model.floating):
+        if self.fixed(body, int(link)):
             return jacobian
         com, twist = self._link_jacobians(model, int(link))
         # v_p = v_com + omega x (p - com) = (J_com - [p - com]_x J_omega) v

@@ -129,6 +129,7 @@ class _Shape:
     position: np.ndarray
     rotation: np.ndarray  # 3x3, shape frame -> inertial frame
     vertices: np.ndarray | None  # (8, 3) corners in the inertial frame, for boxes
+    half: np.ndarray  # dimensions / 2 (a box's half extents)
 
 
 #: A pose's bits: position and quaternion as seven doubles.
@@ -143,6 +144,7 @@ class _Frame:
     origin: np.ndarray
     orientation: tuple[float, ...]  # PyBullet's quaternion (x, y, z, w)
     corners: np.ndarray | None = None
+    corner_rows: list[list[float]] | None = None  # corners as Python floats, for the pruning test
     placements: list[tuple[np.ndarray, np.ndarray]] | None = None  # world centre and rotation of each shape
     _rotation: np.ndarray | None = None
 
@@ -269,14 +271,16 @@ class ContactFinder:
         point only when those are empty (curved shapes, edge-on-edge).
         """
         result: list[Contact] = []
-        for seed in self.closest(self.tolerance + SEED_MARGIN):
-            candidates = self._vertex_contacts(seed.body_a, seed.link_a, seed.body_b, seed.link_b, flip=False)
-            candidates += self._vertex_contacts(seed.body_b, seed.link_b, seed.body_a, seed.link_a, flip=True)
-            manifold = p.getContactPoints(seed.body_a, seed.body_b, seed.link_a, seed.link_b, physicsClientId=self.client)
-            candidates += [self._from_bullet(point) for point in manifold if float(point[8]) <= self.tolerance]
-            if not candidates and seed.gap <= self.tolerance:
-                candidates = [seed]
-            result += self._reduce(candidates)
+        for seed in self._closest_points(self.tolerance + SEED_MARGIN, None):  # Bullet's tuples: a Contact only if kept
+            body_a, body_b, link_a, link_b = seed[1], seed[2], seed[3], seed[4]
+            candidates = self._vertex_contacts(body_a, link_a, body_b, link_b, flip=False)
+            candidates += self._vertex_contacts(body_b, link_b, body_a, link_a, flip=True)
+            manifold = p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self.client)
+            manifold = [point for point in manifold if float(point[8]) <= self.tolerance]
+            if candidates or manifold:
+                result += self._reduce(candidates, manifold)
+            elif float(seed[8]) <= self.tolerance:
+                result.append(self._from_bullet(seed))
         return result
 
     def merge_distance(self, link_a: tuple[int, int], link_b: tuple[int, int]) -> float:
@@ -294,13 +298,18 @@ class ContactFinder:
             self._merge_distances[key] = min([self.tolerance, *(MERGE_FRACTION * extent for extent in extents)])
         return self._merge_distances[key]
 
-    def _reduce(self, candidates: list[Contact]) -> list[Contact]:
-        """One link pair's candidates without near-duplicates and, for a face contact, only
-        its contact polygon's vertices (:mod:`.reduction`)."""
-        if len(candidates) <= 1:
-            return candidates
-        points = np.array([c.position_a for c in candidates])
-        kept = [candidates[i] for i in merge_indices(points, self.merge_distance(*candidates[0].pair))]
+    def _reduce(self, candidates: list[Contact], manifold: list[tuple]) -> list[Contact]:
+        """One link pair's candidates, then its Bullet manifold points (as PyBullet returned
+        them: a :class:`Contact` is built only for those kept), without near-duplicates and, for
+        a face contact, only its contact polygon's vertices (:mod:`.reduction`)."""
+        if len(candidates) + len(manifold) <= 1:
+            return candidates + [self._from_bullet(point) for point in manifold]
+        points = [c.position_a.tolist() for c in candidates] + [list(point[5]) for point in manifold]  # position_a's floats
+        pair = candidates[0].pair if candidates else ((manifold[0][1], manifold[0][3]), (manifold[0][2], manifold[0][4]))
+        kept = [
+            candidates[i] if i < len(candidates) else self._from_bullet(manifold[i - len(candidates)])
+            for i in merge_indices(points, self.merge_distance(*pair))
+        ]
         if len(kept) <= 3:
             return kept
         polygon = polygon_indices(np.array([c.position_a for c in kept]), np.array([c.normal for c in kept]))
@@ -322,7 +331,9 @@ class ContactFinder:
             indices = np.array([feature[3] for feature in members])
             values = self._vertex_gaps(body_v, link_v, body_s, link_s, indices, with_normals=False)[1]
             # one row per member and shape of s, shape-major (see _vertex_gaps): the smallest over the shapes
-            gaps.update(zip(members, values.reshape(-1, len(members)).min(axis=0).tolist(), strict=True))
+            if len(values) > len(members):
+                values = values.reshape(-1, len(members)).min(axis=0)
+            gaps.update(zip(members, values.tolist(), strict=True))
         for feature in features:
             if feature[0] == "vertex":
                 continue
@@ -398,7 +409,7 @@ class ContactFinder:
                 vertices = None
                 if geometry == p.GEOM_BOX:
                     vertices = _box_corners(dimensions / 2.0) @ rotation.T + position
-                shapes.append(_Shape(geometry, dimensions, position, rotation, vertices))
+                shapes.append(_Shape(geometry, dimensions, position, rotation, vertices, dimensions / 2.0))
             self._shapes[key] = shapes
         return self._shapes[key]
 
@@ -435,13 +446,12 @@ class ContactFinder:
         frame = self._query_frame(body, link)
         return frame.origin, frame.rotation
 
-    def _world_corners(self, body: int, link: int, local: np.ndarray, every: np.ndarray) -> np.ndarray:
-        """World positions of all of a link's corners ``local`` (``every``: all their indices),
-        computed once per pose."""
-        frame = self._query_frame(body, link)
+    def _world_corners(self, frame: _Frame, local: np.ndarray) -> np.ndarray:
+        """World positions of all of a link's corners ``local`` at ``frame``'s pose, computed once per pose."""
         if frame.corners is None:
-            frame.corners = local[every] @ frame.rotation.T + frame.origin
+            frame.corners = local @ frame.rotation.T + frame.origin
             frame.corners.setflags(write=False)  # shared by the callers
+            frame.corner_rows = frame.corners.tolist()
         return frame.corners
 
     def _placements(self, body: int, link: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -490,17 +500,17 @@ class ContactFinder:
         if local is None:
             return _NO_ROWS
         if indices is None:
+            frame = self._query_frame(body_v, link_v)
+            vertices = self._world_corners(frame, local)
+            if near is not None:
+                reach = self._link_reach(body_s, link_s) + near
+                squared = reach * reach * (1.0 + 1e-9)  # margin for rounding
+                if _all_beyond(vertices, frame.corner_rows, self._query_frame(body_s, link_s).origin, squared):
+                    return _NO_ROWS
             indices = np.arange(len(local))
-            vertices = self._world_corners(body_v, link_v, local, indices)
         else:
             origin, rotation = self._pose(body_v, link_v)
             vertices = local[indices] @ rotation.T + origin
-        s_origin = self._query_frame(body_s, link_s).origin
-        if near is not None:
-            offsets = vertices - s_origin
-            reach = self._link_reach(body_s, link_s) + near
-            if np.einsum("ij,ij->i", offsets, offsets).min() > reach * reach * (1.0 + 1e-9):  # margin for rounding
-                return _NO_ROWS
         shapes = self._link_shapes(body_s, link_s)
         measured = [
             self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, with_normals)
@@ -519,6 +529,8 @@ class ContactFinder:
     def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
         """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
         vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s, near=self.tolerance)
+        if not len(gaps):
+            return []
         assert normals is not None  # asked for
         # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
         # other link's vertices and Bullet's manifold hold that contact)
@@ -567,7 +579,7 @@ class ContactFinder:
             distance = np.linalg.norm(local, axis=1)
             return distance - radius, (local / np.maximum(distance, 1e-12)[:, None]) @ frame.T
         if shape.geometry == p.GEOM_BOX:
-            return _box_distance(local, shape.dimensions / 2.0, frame, with_normals)
+            return _box_distance(local, shape.half, frame, with_normals)
         gaps, normals = [], []
         for vertex in vertices:
             points = p.getClosestPoints(
@@ -589,6 +601,22 @@ class ContactFinder:
         return np.array(gaps), np.array(normals).reshape(-1, 3)
 
 
+#: Up to this many points :func:`_all_beyond` runs on Python floats (numpy's per-call cost dominates).
+FEW_POINTS = 16
+
+
+def _all_beyond(points: np.ndarray, rows: list[list[float]] | None, centre: np.ndarray, squared: float) -> bool:
+    """Whether every point's squared distance to ``centre`` exceeds ``squared`` (a pruning test:
+    the caller's margin covers the rounding of either way of summing the squares); ``rows``:
+    ``points.tolist()`` if the caller has it."""
+    if len(points) > FEW_POINTS:
+        offsets = points - centre
+        return bool(np.einsum("ij,ij->i", offsets, offsets).min() > squared)
+    cx, cy, cz = centre.tolist()
+    rows = points.tolist() if rows is None else rows
+    return all((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz) > squared for x, y, z in rows)
+
+
 def _smallest(values: np.ndarray) -> float:
     """``values.min(initial=inf)`` as a float, without a reduction over no rows."""
     return float(values.min()) if values.size else np.inf
@@ -602,7 +630,7 @@ def _box_distance(
     excess = np.abs(local) - half
     positive = np.maximum(excess, 0.0)
     outside = np.sqrt(np.einsum("ij,ij->i", positive, positive))
-    deepest = excess.max(axis=1)
+    deepest = np.maximum.reduce(excess, axis=1)  # excess.max(axis=1) without its wrapper
     gaps = outside + np.minimum(deepest, 0.0)
     if not with_normals:
         return gaps, None

@@ -18,30 +18,37 @@ import pybullet as p
 from scipy.optimize import brentq
 
 from .contacts import Contact, ContactFinder, Feature, Pair, feature_pair, pair_key
-from .frames import cross, link_velocity
+from .frames import link_velocity
 
 #: ``link_velocity`` answers by ``(body, link)``, for several contacts at one instant.
-LinkVelocities = dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]]
+LinkVelocities = dict[tuple[int, int], tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]]
 
 
 def normal_velocity(client: int, contact: Contact, links: LinkVelocities | None = None) -> float:
     """Separating velocity ``n . (v_A(p_A) - v_B(p_B))`` of a contact's material points [m/s].
 
-    ``links``: a memo of :func:`~.frames.link_velocity` shared by contacts at one instant."""
-    relative = _point_velocity(client, contact.body_a, contact.link_a, contact.position_a, links)
-    relative -= _point_velocity(client, contact.body_b, contact.link_b, contact.position_b, links)
-    return float(contact.normal @ relative)
+    ``links``: a memo of :func:`~.frames.link_velocity` shared by contacts at one instant.
+    On Python floats: the operations of numpy's vector arithmetic and short dot product."""
+    a = _point_velocity(client, contact.body_a, contact.link_a, contact.position_a.tolist(), links)
+    b = _point_velocity(client, contact.body_b, contact.link_b, contact.position_b.tolist(), links)
+    n = contact.normal.tolist()
+    return n[0] * (a[0] - b[0]) + n[1] * (a[1] - b[1]) + n[2] * (a[2] - b[2])
 
 
-def _point_velocity(client: int, body: int, link: int, point: np.ndarray, links: LinkVelocities | None) -> np.ndarray:
-    """World velocity of the material point of a link at ``point``."""
+def _point_velocity(client: int, body: int, link: int, point: list[float], links: LinkVelocities | None) -> tuple[float, float, float]:
+    """World velocity ``v + omega x (p - com)`` of the material point of a link at ``point``."""
     if links is None:
         com, linear, angular = link_velocity(client, body, link)
     else:
         if (body, link) not in links:
             links[body, link] = link_velocity(client, body, link)
         com, linear, angular = links[body, link]
-    return linear + cross(angular, point - com)
+    x, y, z = point[0] - com[0], point[1] - com[1], point[2] - com[2]
+    return (
+        linear[0] + (angular[1] * z - angular[2] * y),
+        linear[1] + (angular[2] * x - angular[0] * z),
+        linear[2] + (angular[0] * y - angular[1] * x),
+    )
 
 
 def arrivals(client: int, contacts: list[Contact], touching: Collection[Feature], threshold: float) -> tuple[list[Contact], list[Feature]]:

@@ -8,6 +8,9 @@ a link's centre-of-mass (inertial) frame, the frame ``getBasePositionAndOrientat
 
 from __future__ import annotations
 
+import functools
+import math
+import struct
 from collections.abc import Sequence
 
 import numpy as np
@@ -57,14 +60,15 @@ def inertial_frame(client: int, body: int, link: int) -> tuple[Sequence[float], 
     return p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[:2]
 
 
-def link_velocity(client: int, body: int, link: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Centre of mass, linear and angular velocity (world frame) of a link (``-1``: the base)."""
+def link_velocity(client: int, body: int, link: int) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """Centre of mass, linear and angular velocity (world frame) of a link (``-1``: the base),
+    as PyBullet's tuples."""
     if link == -1:
-        com = np.array(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
-        linear, angular = (np.array(x) for x in p.getBaseVelocity(body, physicsClientId=client))
+        com = p.getBasePositionAndOrientation(body, physicsClientId=client)[0]
+        linear, angular = p.getBaseVelocity(body, physicsClientId=client)
         return com, linear, angular
     state = p.getLinkState(body, link, computeLinkVelocity=1, computeForwardKinematics=True, physicsClientId=client)
-    return np.array(state[0]), np.array(state[6]), np.array(state[7])
+    return state[0], state[6], state[7]
 
 
 def com_offsets(client: int, body: int, num_links: int) -> np.ndarray:
@@ -83,3 +87,35 @@ def com_offsets(client: int, body: int, num_links: int) -> np.ndarray:
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a x b`` of two 3-vectors (``np.cross`` costs 15 us of dispatch for this)."""
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def tangent_basis(normal: np.ndarray) -> np.ndarray:
+    """Two unit tangents ``(t1, t2)`` with ``t1 x t2 = n`` (deterministic), read-only ``(2, 3)``.
+
+    Memoized on the normal's bits: contacts of one face (and a static ground's every contact)
+    share a normal, and the same bits always give the same tangents."""
+    return _tangent_basis(np.asarray(normal, dtype=float).tobytes())
+
+
+@functools.lru_cache(maxsize=1024)
+def _tangent_basis(bits: bytes) -> np.ndarray:
+    # Python floats: the IEEE operations of cross(np.eye(3)[argmin |n|], n), np.linalg.norm
+    # (sqrt of the sequential dot) and the division, without numpy's per-call cost
+    normal = _THREE.unpack(bits)
+    smallest = min(range(3), key=lambda i: abs(normal[i]))  # np.argmin: the first smallest
+    helper = tuple(1.0 if i == smallest else 0.0 for i in range(3))
+    t1 = _cross3(helper, normal)
+    length = math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+    t1 = (t1[0] / length, t1[1] / length, t1[2] / length)
+    basis = np.array([t1, _cross3(normal, t1)])
+    basis.setflags(write=False)
+    return basis
+
+
+#: A 3-vector's bits.
+_THREE = struct.Struct("3d")
+
+
+def _cross3(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, float, float]:
+    """:func:`cross` on Python floats (the same operations)."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])

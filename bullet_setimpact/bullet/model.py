@@ -52,6 +52,7 @@ PyBullet conventions this module relies on (pybullet 3.2.7, proven in
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -199,7 +200,7 @@ class WorldModel:
         v = np.asarray(v, dtype=float)
         if v.shape != (self.nv,):
             raise ValueError(f"v must have shape ({self.nv},), got {v.shape}")
-        if not np.all(np.isfinite(v)):
+        if not np.isfinite(v).all():
             raise ValueError("v must be finite, but it contains NaN or inf")
         for model in self.bodies:
             block = v[self._slices[model.body]]
@@ -208,7 +209,7 @@ class WorldModel:
             if not model.joints:
                 continue
             rates = block[6 * model.floating :].tolist()
-            ends = np.cumsum(model.joint_dofs).tolist()
+            ends = list(itertools.accumulate(model.joint_dofs))
             velocities = [rates[end - dofs : end] for end, dofs in zip(ends, model.joint_dofs, strict=True)]
             single = [joint for joint, dofs in zip(model.joints, model.joint_dofs, strict=True) if dofs == 1]
             current = p.getJointStates(model.body, single, physicsClientId=client) if single else ()

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .frames import cross
+from .frames import tangent_basis
 
 #: Normals closer than this (in norm of the difference) count as one face's normal.
 PARALLEL = 1e-6
@@ -23,15 +23,25 @@ PARALLEL = 1e-6
 MERGE_FRACTION = 0.1
 
 
-def merge_indices(points: np.ndarray, distance: float) -> list[int]:
+def merge_indices(points: np.ndarray | list[list[float]], distance: float) -> list[int]:
     """Indices of the points kept when each point within ``distance`` of an earlier kept one
-    is dropped (first come, first kept)."""
+    is dropped (first come, first kept).  ``points``: an array or rows of Python floats."""
+    coordinates = points if isinstance(points, list) else np.asarray(points, dtype=float).tolist()
     kept: list[int] = []
-    for i, point in enumerate(points):
-        # math.sqrt(d @ d) is np.linalg.norm(d) of a vector (the same dot and rounding) without its dispatch
-        if all(math.sqrt(offset @ offset) > distance for offset in (point - points[j] for j in kept)):
+    for i, point in enumerate(coordinates):
+        if all(math.sqrt(_squared_distance(point, coordinates[j])) > distance for j in kept):
             kept.append(i)
     return kept
+
+
+def _squared_distance(a: list[float], b: list[float]) -> float:
+    """``d @ d`` of ``d = a - b`` on Python floats: the same IEEE operations in the same order
+    as numpy's dot of a short vector (so ``math.sqrt`` of it is ``np.linalg.norm(d)``)."""
+    total = 0.0
+    for x, y in zip(a, b, strict=True):
+        offset = x - y
+        total += offset * offset
+    return total
 
 
 def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
@@ -44,20 +54,16 @@ def polygon_indices(points: np.ndarray, normals: np.ndarray) -> list[int]:
     count = len(points)
     if count <= 3:
         return list(range(count))
-    offsets = normals - normals[0]
-    if np.any(np.sqrt(np.add.reduce(offsets * offsets, axis=1)) > PARALLEL):  # np.linalg.norm's arithmetic
+    rows = np.asarray(normals, dtype=float).tolist()
+    if any(math.sqrt(_squared_distance(row, rows[0])) > PARALLEL for row in rows):  # np.linalg.norm's arithmetic
         return list(range(count))
-    normal = normals[0]
-    helper = np.eye(3)[np.argmin(np.abs(normal))]
-    u = cross(helper, normal)
-    u /= np.linalg.norm(u)
-    w = cross(normal, u)
-    planar = np.column_stack([points @ u, points @ w])
-    extent = float((planar.max(axis=0) - planar.min(axis=0)).max())  # np.ptp
+    u, w = tangent_basis(normals[0])  # the plane's axes
+    # Python floats from here: the same IEEE operations, without numpy's per-call overhead
+    coordinates = list(zip((points @ u).tolist(), (points @ w).tolist(), strict=True))
+    extent = max(max(axis) - min(axis) for axis in zip(*coordinates, strict=True))  # np.ptp
     if extent == 0.0:
         return [0]
     tolerance = 1e-9 * extent * extent
-    coordinates = planar.tolist()  # Python floats: the same IEEE operations, without numpy's scalar overhead
     order = sorted(range(count), key=lambda i: coordinates[i])
 
     def chain(indices: list[int]) -> list[int]:

@@ -448,17 +448,17 @@ class ImpactSimulator:
                     f"could not be built ({type(exc).__name__}: {exc}); nothing was written back"
                 ) from exc
             v_minus = model.velocity()
-            if not np.all(np.isfinite(v_minus)):
+            if not np.isfinite(v_minus).all():
                 raise ValueError(
                     f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; "
                     "was it set with resetBaseVelocity or resetJointState?"
                 )
-            if problem is None or not np.any(problem.normal_velocities(v_minus) < -self.impact_velocity_threshold):
+            if problem is None or not (problem.normal_velocities(v_minus) < -self.impact_velocity_threshold).any():
                 continue
             result, law_name, failure = self._checked_outcome(problem, v_minus, configuration)
             model.set_velocity(result.v_plus)
             written = model.velocity()
-            if not np.all(np.abs(written - result.v_plus) <= 1e-9 * (1.0 + np.abs(result.v_plus).max())):  # allclose(rtol=0)
+            if not (np.abs(written - result.v_plus) <= 1e-9 * (1.0 + np.abs(result.v_plus).max())).all():  # allclose(rtol=0)
                 raise ImpactFailure(f"PyBullet did not take the written velocity (max error {np.abs(written - result.v_plus).max():.2e})")
             event = ImpactEvent(
                 time=time,

@@ -144,11 +144,12 @@ class LemkeSolver:
         self.rhs_map = np.eye(self.W.shape[0]) if self.rhs_map is None else np.asarray(self.rhs_map, dtype=float)
         self._sparsify = np.asarray(self.sparsify, dtype=int)
 
-    def _random_lemke(self, u: np.ndarray, rng: np.random.Generator) -> LCPSolution:
-        """:func:`random_lemke` on ``w = R u`` with this solver's bounds; counts the call and any fallback."""
+    def _random_lemke(self, u: np.ndarray, rng: np.random.Generator, w: np.ndarray | None = None) -> LCPSolution:
+        """:func:`random_lemke` on ``w = R u`` (given or computed) with this solver's bounds; counts
+        the call and any fallback."""
         assert self.rhs_map is not None  # set in __post_init__
         self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, _deferred_bounds(self.bounds, u))
+        solution = random_lemke(self.W, self.rhs_map @ u if w is None else w, rng, self.tol, _deferred_bounds(self.bounds, u))
         self.stats.fallbacks += solution.fallback
         return solution
 
@@ -177,7 +178,7 @@ class LemkeSolver:
                 x = solution.basis_inverse @ w
                 if (x >= -self.tol * (1.0 + np.abs(w).max())).all():
                     return np.maximum(np.where(solution.basis, x, 0.0), 0.0)
-        return self._random_lemke(sample, rng).z
+        return self._random_lemke(sample, rng, w).z
 
 
 #: ``choice`` of a sample answered by an uncached solution in :meth:`BatchedLCPSolver.solve`.

@@ -96,7 +96,7 @@ def integrate(
     for index in range(caps.shape[1]):
         if not active.size:
             break
-        u = np.hstack([cap_scale * caps[active, index], moving])
+        u = np.concatenate([cap_scale * caps[active, index], moving], axis=1)
         z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size])
         increment = z[:, m : m + problem.Jbar.shape[0]]
         moving += problem.impulse_velocity_change(increment)
