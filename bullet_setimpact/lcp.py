@@ -23,6 +23,7 @@ The randomized branch samplers of the Routh law, built on :func:`lemke`, live in
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,12 +89,15 @@ def lcp_residual(W: np.ndarray, w: np.ndarray, z: np.ndarray) -> float:
 
     Scale-invariant (the same for ``LCP(a W, b w)`` and ``b z / a``): a negative ``z`` is
     divided by ``||z||_inf``, a negative ``y`` by ``||w||_inf + ||W||_inf ||z||_inf``, and the
-    complementarity gap by the product of the two.
+    complementarity gap by the product of the two.  A ``z`` with a NaN or infinite entry has
+    residual ``inf`` (it fails every check instead of comparing as 0).
     """
     if not z.size:
         return 0.0
-    y = W @ z + w
     scale_z = float(np.abs(z).max())
+    if not math.isfinite(scale_z):
+        return math.inf
+    y = W @ z + w
     scale_y = float(np.abs(w).max()) + float(np.abs(W).max()) * scale_z
     if scale_y == 0.0:  # w = 0 and z = 0: the trivial solution
         return 0.0

@@ -180,6 +180,16 @@ def test_lemke_rejects_bad_input() -> None:
         lemke(np.eye(2), np.array([-1.0, 1.0]), covering=np.array([1.0, -1.0]))
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_solution_with_a_non_finite_entry_fails_the_residual_check(bad: float) -> None:
+    """``z = [1, bad]`` for ``LCP(I, [-1, 0])``, whose solution is ``z = [1, 0]``: any NaN or
+    infinite entry must give residual ``inf`` (NaN compares false, so without the check the
+    violations below would all read as 0 and a NaN solution would pass)."""
+    W, w = np.eye(2), np.array([-1.0, 0.0])
+    assert lcp_residual(W, w, np.array([1.0, 0.0])) == 0.0
+    assert lcp_residual(W, w, np.array([1.0, bad])) == np.inf
+
+
 def test_trivial_lcp_returns_zero() -> None:
     """``w >= 0``: ``z = 0`` is a solution and Lemke needs no pivot."""
     solution = lemke(np.eye(3), np.array([1.0, 0.0, 2.0]))
