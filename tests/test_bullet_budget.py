@@ -240,3 +240,70 @@ def test_a_lone_body_falling_through_the_lookahead_is_budgeted_and_caught(client
     np.testing.assert_allclose(v_minus[:3], [0.0, 0.0, -arrival], atol=GRAVITY * DT / 2.0)
     assert abs(event.time - landing) <= (GRAVITY * DT**2 + LOCALIZED) / arrival
     assert event.max_penetration <= LOCALIZED
+
+
+@pytest.mark.parametrize("ground", GROUNDS)
+def test_a_mesh_hovering_inside_the_seed_band_is_budgeted_and_its_arrival_caught(client: int, ground: str) -> None:
+    """Without gravity, the duck (``duck_vhacd``, one convex mesh) hovers with its lowest point
+    ``h = 1 mm`` above the ground: inside the 2 mm seed band, out of contact (tolerance 0.1 mm).
+    A mesh against a static ground goes through the same Bullet algorithm for its manifold and
+    for ``getClosestPoints``, so the budget may hold while the gap stays above the tolerance:
+    at rest every one of 48 steps is skipped (a budget that kept such pairs out of the whole band,
+    as for box pairs, skips none).  Then the duck moves down at ``v = 5 cm/s`` (no damping, no
+    force: constant velocity); it crosses the 0.9 mm of slack in about 18 ms and must arrive as
+    one event with ``v_minus = -v`` along z (exactly, nothing else acts) and a penetration
+    within the localization's band (``LOCALIZED``)."""
+    speed = 0.05
+    p.setGravity(0.0, 0.0, 0.0, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    load_ground(client, ground)
+    duck = _load(client, "duck_vhacd.urdf", 0.0, 0.0)
+    # its AABB holds Bullet's collision margins: lower the mesh to a closest distance of 1 mm
+    closest = min(point[8] for point in p.getClosestPoints(0, duck, 0.1, physicsClientId=client))
+    position, orientation = p.getBasePositionAndOrientation(duck, physicsClientId=client)
+    p.resetBasePositionAndOrientation(duck, np.add(position, [0.0, 0.0, 1e-3 - closest]), orientation, physicsClientId=client)
+    assert min(point[8] for point in p.getClosestPoints(0, duck, 0.1, physicsClientId=client)) == pytest.approx(1e-3, abs=1e-6)
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
+    simulator.step()  # the first step measures the world
+    for _ in range(48):
+        simulator.step()
+    assert simulator.budget_steps >= 48
+    assert not simulator.events
+    p.resetBaseVelocity(duck, [0.0, 0.0, -speed], [0.0, 0.0, 0.0], physicsClientId=client)
+    for _ in range(24):
+        simulator.step()
+    assert len(simulator.events) == 1, [(event.time, event.bodies) for event in simulator.events]
+    event = simulator.events[0]
+    v_minus, _ = event.velocities(duck)
+    np.testing.assert_allclose(v_minus, [0.0, 0.0, -speed, 0.0, 0.0, 0.0], rtol=0.0, atol=1e-9)
+    assert event.max_penetration <= LOCALIZED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ground", GROUNDS)
+@pytest.mark.parametrize("name", ["minitaur", "kuka", "duck"])
+def test_every_step_the_budget_skips_finds_no_new_contact(client: int, ground: str, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget's promise, checked directly: at every step it skips, the full contact
+    evaluation (``ContactFinder.contacts``) finds no contact feature outside the touching set
+    (a new one could be an arrival the skip would miss).  Worlds whose mesh links rest inside
+    the seed band (the minitaur's motors, the kuka's links on the table, the duck), dropped
+    from 2 cm and run for 1 s; the check must have been made on most steps."""
+    held: list[int] = []
+    original = ImpactSimulator._within_budget
+
+    def checked(self: ImpactSimulator, touching: set, duration: float) -> bool:
+        skipped = original(self, touching, duration)
+        if skipped:
+            new = {contact.feature for contact in self.finder.contacts()} - set(touching)
+            assert not new, f"t = {self.time:.4f} s: the budget skipped a step with new contacts {new}"
+            held.append(1)
+        return skipped
+
+    monkeypatch.setattr(ImpactSimulator, "_within_budget", checked)
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    load_drop_world(client, next(world for world in DROP_WORLDS if world.name == name), ground, 0.02)
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
+    for _ in range(240):
+        simulator.step()
+    assert len(held) >= 120

@@ -5,8 +5,10 @@ every link pair has a *slack*: how far its features may move before the evaluati
 answer differently.  For a link pair in contact it is the smallest of ``tol - d`` over its
 touching features (they stay in contact) and ``d - tol`` over its other box corners (none
 enters contact); for a pair out of contact it is ``d - tol - SEED_MARGIN`` with ``d`` its
-closest distance (the pair stays out of the seed band, see
-:data:`~.contacts.SEED_MARGIN`), or ``LOOKAHEAD - tol - SEED_MARGIN`` beyond the lookahead.
+closest distance (the pair stays out of the seed band, see :data:`~.contacts.SEED_MARGIN`)
+when both links have boxes or both move, else ``min(d, box corner gaps) - tol``
+(:meth:`DistanceBudget._out_of_contact`), or ``LOOKAHEAD - tol - SEED_MARGIN`` beyond the
+lookahead.
 
 A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds its speed
 from the base and joint velocities (:class:`SpeedBound`): Bullet's semi-implicit Euler moves
@@ -155,11 +157,10 @@ class DistanceBudget:
 
     def __init__(
         self,
-        tolerance: float,
+        finder: ContactFinder,
         touching: dict[Pair, float],
         closest: set[Pair],
         lookahead: float,
-        pairs: list[tuple[int, int]],
         speeds: dict[int, np.ndarray],
     ) -> None:
         self.touching = touching
@@ -170,9 +171,9 @@ class DistanceBudget:
         self._pending: list[tuple[dict[int, np.ndarray], float]] = []
         self._speeds = speeds
         self._peaks = {body: float(value.max()) for body, value in speeds.items()}
-        self._tolerance = tolerance
+        self._finder = finder
+        self._tolerance = finder.tolerance
         self._closest = closest
-        self._pairs = pairs
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
         self.bodies: dict[tuple[int, int], float] = {}
@@ -272,17 +273,17 @@ class DistanceBudget:
         measured = {pair: gap for pair, gap in nearby.items() if pair not in self.touching or pair in self._closest}
         self.nearby = {pair: self._threshold(pair, gap) for pair, gap in measured.items()}
         band = self._tolerance + SEED_MARGIN
-        self.bodies = {(a, b): self._lookahead - band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._pairs}
+        self.bodies = {(a, b): self._lookahead - band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._finder.pairs}
         return self.others_hold()
 
-    def remeasure(self, finder: ContactFinder) -> bool:
+    def remeasure(self) -> bool:
         """Measure again what :meth:`others_hold` just found spent: only the spent link pairs (one
         ``getClosestPoints`` each, :meth:`~.contacts.ContactFinder.link_gaps`), or every body
         pair (:meth:`measure`) when an account of the pairs beyond the lookahead is spent."""
         if self._spent_bodies:
-            return self.measure(finder.pair_gaps(self._lookahead))
+            return self.measure(self._finder.pair_gaps(self._lookahead))
         spent = self._spent_nearby
-        gaps = finder.link_gaps(spent, self._lookahead)
+        gaps = self._finder.link_gaps(spent, self._lookahead)
         if any(gaps.get(pair, np.inf) > self._tolerance for pair in spent if pair in self._closest):
             return False
         self.nearby.update((pair, self._threshold(pair, gaps.get(pair, self._lookahead))) for pair in spent)
@@ -290,10 +291,30 @@ class DistanceBudget:
 
     def _threshold(self, pair: Pair, gap: float) -> float:
         """The account of a link pair at closest distance ``gap``: a closest-point contact
-        stays within the tolerance, another pair out of the seed band."""
+        stays within the tolerance, another pair out of contact (:meth:`_out_of_contact`)."""
         a, b = pair
-        slack = self._tolerance - gap if pair in self._closest else gap - (self._tolerance + SEED_MARGIN)
+        slack = self._tolerance - gap if pair in self._closest else self._out_of_contact(pair, gap)
         return slack + self._spent(a) + self._spent(b)
+
+    def _out_of_contact(self, pair: Pair, gap: float) -> float:
+        """How far a link pair out of contact at closest distance ``gap`` may close before the
+        full evaluation could find a contact of it.
+
+        Bullet's manifold finds box-box contacts with its box-box detector on sharp boxes, but
+        ``getClosestPoints`` runs GJK on rounded ones (:data:`~.contacts.SEED_MARGIN`), and the
+        persistent manifold points of two moving links keep their normals from earlier steps: such
+        pairs must stay out of the seed band.  Every other pair with a static side goes through the
+        same algorithm for both queries (``btDefaultCollisionConfiguration``: only box-box differs),
+        so no manifold point lies nearer than the closest distance, and the evaluation's only other
+        source, the box corners of either link (in closed form, sharp), is measured directly:
+        the pair stays out of contact while its closest distance and every such corner stay beyond
+        the tolerance.
+        """
+        a, b = pair
+        moving = a[0] in self.spent and b[0] in self.spent
+        if moving or (self._finder.has_box(*a) and self._finder.has_box(*b)):
+            return gap - (self._tolerance + SEED_MARGIN)
+        return min(gap, min(self._finder.corner_gaps(pair).values(), default=np.inf)) - self._tolerance
 
     def _most(self) -> dict[int, float]:
         self._charge_links()
@@ -333,5 +354,5 @@ def budget(
             touching[link_pair] = min(corners, default=np.inf)
         else:
             touching[link_pair] = min([tolerance - gap for gap in gaps.values()] + corners)
-    result = DistanceBudget(tolerance, touching, closest, lookahead, finder.pairs, speeds)
+    result = DistanceBudget(finder, touching, closest, lookahead, speeds)
     return result if result.touching_holds() and result.measure(nearby) else None

@@ -351,7 +351,7 @@ class ImpactSimulator:
             self._budget.touching_holds()
             and self._statics_unmoved()
             and not self._pushed_by_bullet(touching, self._budget.touching)
-            and (self._budget.others_hold() or self._budget.remeasure(self.finder))
+            and (self._budget.others_hold() or self._budget.remeasure())
         ):
             self._end = end
             self._budget_age += 1
