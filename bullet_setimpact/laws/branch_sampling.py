@@ -377,8 +377,10 @@ class BatchedLCPSolver:
         samples = u.shape[0]
         if samples == 0:
             return np.zeros((0, self.W.shape[0]))
-        columns = self._workspace.array("columns", u.T.shape)
-        np.copyto(columns, u.T)
+        columns = u.T  # contiguous when the caller built u as the transpose of its columns (Routh's integrate)
+        if not columns.flags.c_contiguous:
+            columns = self._workspace.array("columns", u.T.shape)
+            np.copyto(columns, u.T)
         scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns, out=self._workspace.array("magnitudes", columns.shape)).max(axis=0))
         top = self._cache[: self.candidates]
         feasible_top = _feasibility(

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from ..errors import SamplesDroppedWarning
-from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
+from ..problem import COLLISION_TOL, ImpactProblem, approaching, step_lcp_bounds
 from ..validation import positive_int, positive_number
 from .anitescu_potra import solve_anitescu_potra
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
@@ -84,10 +84,13 @@ def integrate(
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0] if record_impulse else 0))
     path = [velocity.copy()] if record_path else []
     solutions = np.empty((len(velocity), solver.W.shape[0]))  # each step's z, in its leading rows
+    # Each step's u = [caps; v] transposed, in the leading entries (the solver wants u's columns contiguous).
+    width = m + velocity.shape[1]
+    parameters = np.empty(len(velocity) * width)
     # The colliding samples' rows, kept compacted (their velocities, normal velocities, impulses)
     # and written back when they stop, instead of a gather and a scatter of every array per step.
     normal = problem.normal_velocities(velocity)
-    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding
+    colliding = approaching(normal)
     active = np.flatnonzero(colliding)
     if active.size < len(velocity):
         moving, normal, accrued = velocity[active], normal[active], impulse[active]
@@ -96,14 +99,16 @@ def integrate(
     for index in range(caps.shape[1]):
         if not active.size:
             break
-        u = np.hstack([cap_scale * caps[active, index], moving])
-        z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size])
+        columns = parameters[: width * active.size].reshape(width, active.size)
+        np.multiply(caps[active, index].T, cap_scale, out=columns[:m])
+        columns[m:] = moving.T
+        z = solver.solve(columns.T, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size])
         increment = z[:, m : m + problem.Jbar.shape[0]]
         moving += problem.impulse_velocity_change(increment)
         if record_impulse:
             accrued += increment
         normal = problem.normal_velocities(moving)
-        colliding = np.any(normal < -COLLISION_TOL, axis=1)
+        colliding = approaching(normal)
         if record_path or not colliding.all():
             velocity[active], impulse[active], steps[active] = moving, accrued, index + 1
             keep = active_rows(colliding)
