@@ -408,18 +408,21 @@ class BatchedLCPSolver:
         z = _output(out, (samples, self.W.shape[0]))  # every row is written below
         for i, solution in direct.items():
             z[i] = solution
-        # Each basis's samples in increasing order (a stable sort; on 16-bit keys numpy's is a radix sort).
+        # Each basis's samples in increasing order (a stable sort; on 16-bit keys numpy's is a radix sort),
+        # gathered once; each basis's product then fills its own slice of the basic values.
         order = np.argsort(choice.astype(np.int16) if len(self._cache) < 2**15 else choice, kind="stable")
         counts = np.bincount(choice - UNCACHED)  # cache index i was chosen counts[i - UNCACHED] times
-        ends = np.cumsum(counts)
+        ends = np.cumsum(counts) - int(counts[:-UNCACHED].sum())  # in the cached samples
+        cached = order[samples - ends[-1] :]
+        gathered = np.take(columns, cached, axis=1, out=self._workspace.array("gathered", (columns.shape[0], cached.size)), mode="clip")
+        basic = self._workspace.array("basic", (self.W.shape[0], cached.size))
         for index in np.flatnonzero(counts[-UNCACHED:]).tolist():
-            chosen = order[ends[index - UNCACHED] - counts[index - UNCACHED] : ends[index - UNCACHED]]
+            count, end = int(counts[index - UNCACHED]), int(ends[index - UNCACHED])
             entry = self._cache[index]
-            entry.hits += chosen.size
-            gathered = np.take(columns, chosen, axis=1, out=self._workspace.array("gathered", (columns.shape[0], chosen.size)), mode="clip")
-            basic = np.matmul(self._response(entry), gathered, out=self._workspace.array("basic", (self.W.shape[0], chosen.size)))
-            basic[~entry.basis] = 0.0  # zeroing rows in place: a np.where over the transpose is 4x slower
-            z[chosen] = basic.T
+            entry.hits += count
+            np.matmul(self._response(entry), gathered[:, end - count : end], out=basic[:, end - count : end])
+            basic[~entry.basis, end - count : end] = 0.0  # zeroing rows in place: a np.where over the transpose is 4x slower
+        z[cached] = basic.T
         self.stats.solves += samples
         self._cache.sort(key=lambda entry: -entry.hits)
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}
