@@ -407,14 +407,15 @@ class RouthImpact(ImpactLaw):
             else:  # one buffer for every chunk: fresh pages for m N doubles a sample cost more than the draws
                 unit = generator.random(out=buffer[:count])
             caps = unit.reshape(count, horizon, m)
+            starts = np.broadcast_to(v, (count, v.size))  # read only: integrate copies its start
             if problem.elastic:
-                elastic = integrate_elastic(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step)
+                elastic = integrate_elastic(problem, solver, starts, caps, generator, cap_scale=step)
                 lcp_solves += int(elastic.steps.sum())
                 done = finished(problem, elastic)
                 terminated_early += int(done.sum())
                 kept.append(elastic.velocity[done])
                 continue
-            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step, record_impulse=False)
+            run = integrate(problem, solver, starts, caps, generator, cap_scale=step, record_impulse=False)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity
             colliding = problem.colliding(velocity)
