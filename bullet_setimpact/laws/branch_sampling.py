@@ -214,12 +214,14 @@ def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray, 
     feasible = np.empty((count, columns.shape[1]), dtype=bool)
     if count == 0:
         return feasible
+    bound = -scale
+    lowest = np.empty((count, min(COLUMN_BLOCK, columns.shape[1])))  # each block's smallest basic values
     for begin in range(0, columns.shape[1], COLUMN_BLOCK):
         block = slice(begin, begin + COLUMN_BLOCK)
         width = min(COLUMN_BLOCK, columns.shape[1] - begin)
         out = None if workspace is None else workspace.array("values", (count * n, width))
-        values = np.matmul(stacked, columns[:, block], out=out).reshape(count, n, -1)
-        np.greater_equal(values.min(axis=1), -scale[block], out=feasible[:, block])
+        values = np.matmul(stacked, columns[:, block], out=out).reshape(count, n, width)
+        np.greater_equal(np.minimum.reduce(values, axis=1, out=lowest[:, :width]), bound[block], out=feasible[:, block])
     return feasible
 
 
