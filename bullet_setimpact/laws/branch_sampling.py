@@ -153,17 +153,24 @@ class LemkeSolver:
         return solution
 
     def solve(
-        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None, out: np.ndarray | None = None
+        self,
+        u: np.ndarray,
+        rng: np.random.Generator,
+        explore: int = 0,
+        switchable: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+        entries: slice = slice(None),
     ) -> np.ndarray:
-        """Solve every row of ``u`` (shape ``(S, p)``); returns ``z`` with shape ``(S, n)`` (in ``out`` if given).
+        """Solve every row of ``u`` (shape ``(S, p)``); returns the ``entries`` of each ``z``, shape
+        ``(S, len(entries))`` (all ``n`` by default; in ``out`` if given).
 
         ``switchable`` (shape ``(S, len(sparsify))``, default all True) says which
         ``sparsify`` entries each sample may switch off.
         """
         u = _parameter_rows(u, self.rhs_map)
-        z = _output(out, (u.shape[0], self.W.shape[0]))
+        z = _output(out, (u.shape[0], len(range(self.W.shape[0])[entries])))
         for i, sample in enumerate(u):
-            z[i] = self._solve_one(sample, _switchable_entries(self._sparsify, switchable, i), rng)
+            z[i] = self._solve_one(sample, _switchable_entries(self._sparsify, switchable, i), rng)[entries]
         self.stats.solves += u.shape[0]
         return z
 
@@ -368,17 +375,25 @@ class BatchedLCPSolver:
         return [entry.basis for entry in self._cache]
 
     def solve(
-        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None, out: np.ndarray | None = None
+        self,
+        u: np.ndarray,
+        rng: np.random.Generator,
+        explore: int = 0,
+        switchable: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+        entries: slice = slice(None),
     ) -> np.ndarray:
-        """Solve the batch; returns ``z`` with shape ``(S, n)`` (``u`` has shape ``(S, p)``), in ``out`` if given.
+        """Solve the batch (``u`` of shape ``(S, p)``); returns the ``entries`` of each ``z``, shape
+        ``(S, len(entries))`` (all ``n`` by default; in ``out`` if given).
 
         ``explore`` samples also go to Lemke; ``switchable`` (shape ``(S, len(sparsify))``,
         default all True) limits which ``sparsify`` entries their exploration may zero.
         """
         u = _parameter_rows(u, self.rhs_map)
         samples = u.shape[0]
+        width = len(range(self.W.shape[0])[entries])
         if samples == 0:
-            return np.zeros((0, self.W.shape[0]))
+            return np.zeros((0, width))
         columns = u.T  # contiguous when the caller built u as the transpose of its columns (Routh's integrate)
         if not columns.flags.c_contiguous:
             columns = self._workspace.array("columns", u.T.shape)
@@ -407,9 +422,9 @@ class BatchedLCPSolver:
                 choice[i] = found
         self._solve_misses(u, columns, scale, choice, direct, rng)
 
-        z = _output(out, (samples, self.W.shape[0]))  # every row is written below
+        z = _output(out, (samples, width))  # every row is written below
         for i, solution in direct.items():
-            z[i] = solution
+            z[i] = solution[entries]
         # Each basis's samples in increasing order (a stable sort; on 16-bit keys numpy's is a radix sort),
         # gathered once; each basis's product then fills its own slice of the basic values.
         order = np.argsort(choice.astype(np.int16) if len(self._cache) < 2**15 else choice, kind="stable")
@@ -424,7 +439,7 @@ class BatchedLCPSolver:
             entry.hits += count
             np.matmul(self._response(entry), gathered[:, end - count : end], out=basic[:, end - count : end])
             basic[~entry.basis, end - count : end] = 0.0  # zeroing rows in place: a np.where over the transpose is 4x slower
-        z[cached] = basic.T
+        z[cached] = basic[entries].T
         self.stats.solves += samples
         self._cache.sort(key=lambda entry: -entry.hits)
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}

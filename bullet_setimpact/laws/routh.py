@@ -83,7 +83,8 @@ def integrate(
     steps = np.zeros(len(velocity), dtype=int)
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0] if record_impulse else 0))
     path = [velocity.copy()] if record_path else []
-    solutions = np.empty((len(velocity), solver.W.shape[0]))  # each step's z, in its leading rows
+    impulses = slice(m, m + problem.Jbar.shape[0])  # the entries [lambda_n; lambda_D] of the step LCP's z
+    solutions = np.empty((len(velocity), problem.Jbar.shape[0]))  # each step's impulses, in the leading rows
     # Each step's u = [caps; v] transposed, in the leading entries (the solver wants u's columns contiguous).
     width = m + velocity.shape[1]
     parameters = np.empty(len(velocity) * width)
@@ -104,8 +105,9 @@ def integrate(
             np.take(caps[:, index, contact], active, out=columns[contact])
         np.multiply(columns[:m], cap_scale, out=columns[:m])
         columns[m:] = moving.T
-        z = solver.solve(columns.T, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size])
-        increment = z[:, m : m + problem.Jbar.shape[0]]
+        increment = solver.solve(
+            columns.T, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size], entries=impulses
+        )
         moving += problem.impulse_velocity_change(increment)
         if record_impulse:
             accrued += increment
