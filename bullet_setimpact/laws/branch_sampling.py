@@ -232,24 +232,36 @@ def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray, 
     return feasible
 
 
-def _uniform_choice(feasible: np.ndarray, rng: np.random.Generator, workspace: _Workspace) -> np.ndarray:
+def _uniform_choice(feasible: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """For each column of ``feasible`` (shape ``(K, S)``), a row drawn uniformly among its True ones
-    (-1 if none): the largest of one uniform key per feasible row, the first on a tie.
+    (-1 if none), from one uniform ``u`` per column (``S`` draws from ``rng``; none when ``K = 0``).
 
-    Each row with any True draws ``S`` keys from ``rng``, row after row (one draw of them all is the
-    same stream); a row feasible for no column draws none."""
-    choice = np.full(feasible.shape[1], -1)
-    drawing = np.flatnonzero(feasible.any(axis=1))
-    if not drawing.size:
-        return choice
-    keys = rng.random(out=workspace.array("keys", (drawing.size, feasible.shape[1])))
-    np.copyto(keys, -1.0, where=~feasible[drawing])
-    best = np.full(feasible.shape[1], -1.0)
-    larger = np.empty(feasible.shape[1], dtype=bool)
-    for index, row in zip(drawing.tolist(), keys, strict=True):
-        np.greater(row, best, out=larger)
-        np.copyto(choice, index, where=larger)
-        np.maximum(best, row, out=best)
+    A column with ``c > 0`` True rows takes its ``floor(u c)``-th True row, counting from 0.
+    ``u`` is uniform on the grid ``j 2^-53``, ``0 <= j < 2^53``, so in exact arithmetic
+    ``floor(u c) = i`` for the ``j`` in ``[i 2^53 / c, (i + 1) 2^53 / c)``, a share ``1 / c`` of the
+    grid up to one point.  Rounding ``u c`` errs by at most half an ulp of a number below ``c``,
+    less than the spacing ``c 2^-53`` of the scaled grid, so it moves each boundary by at most one
+    point: each ``i`` in ``0 .. c-1`` has probability ``1 / c`` to within ``3 2^-53`` (exactly for
+    ``c`` a power of two, where ``u c`` is exact), and ``floor(u c) < c`` (``u <= 1 - 2^-53``, and
+    ``c (1 - 2^-53)`` rounds below ``c``).  So each feasible row is drawn with probability ``1 / c``: the
+    distribution of drawing one i.i.d. uniform key per feasible row and taking the largest (each
+    row holds the largest with probability ``1 / c`` by symmetry), from one draw per column
+    instead of ``c``."""
+    rows, samples = feasible.shape
+    if not rows:
+        return np.full(samples, -1)
+    small = np.min_scalar_type(rows)
+    count = np.add.reduce(feasible, axis=0, dtype=small)  # True rows per column
+    target = (rng.random(samples) * count).astype(small)  # floor: both factors are non-negative
+    seen = np.zeros(samples, dtype=small)  # True rows so far
+    before = np.empty(samples, dtype=bool)
+    before_chosen = np.zeros(samples, dtype=small)  # rows after which at most target True rows are seen
+    for row in feasible:
+        np.add(seen, row, out=seen)
+        np.less_equal(seen, target, out=before)
+        np.add(before_chosen, before, out=before_chosen)
+    choice = before_chosen.astype(np.intp)
+    choice[count == 0] = -1
     return choice
 
 
@@ -406,7 +418,7 @@ class BatchedLCPSolver:
             scale,
             self._workspace,
         )
-        choice = _uniform_choice(feasible_top, rng, self._workspace)
+        choice = _uniform_choice(feasible_top, rng)
         pending = np.flatnonzero(choice < 0)
         if pending.size and len(self._cache) > self.candidates:
             choice[pending] = self._first_feasible(self.candidates, columns[:, pending], scale[pending])
