@@ -92,12 +92,14 @@ def lcp_residual(W: np.ndarray, w: np.ndarray, z: np.ndarray) -> float:
     complementarity gap by the product of the two.  A ``z`` with a NaN or infinite entry has
     residual ``inf`` (it fails every check instead of comparing as 0).
     """
-    if not z.size:
-        return 0.0
+    return _residual(W, w, z, W @ z + w) if z.size else 0.0
+
+
+def _residual(W: np.ndarray, w: np.ndarray, z: np.ndarray, y: np.ndarray) -> float:
+    """:func:`lcp_residual` of a non-empty ``z`` given its ``y = W z + w``."""
     scale_z = float(np.abs(z).max())
     if not math.isfinite(scale_z):
         return math.inf
-    y = W @ z + w
     scale_y = float(np.abs(w).max()) + float(np.abs(W).max()) * scale_z
     if scale_y == 0.0:  # w = 0 and z = 0: the trivial solution
         return 0.0
@@ -429,9 +431,11 @@ def _solution_from_tableau(W: np.ndarray, w: np.ndarray, tableau: np.ndarray, ba
     """The complementary solution of a final tableau, with ``B^-1`` reordered by pair."""
     n = basic.shape[0]
     basis = np.zeros(n, dtype=bool)
-    basis[basic[basic >= n] - n] = True
-    pair_row = np.empty(n, dtype=int)
-    pair_row[np.where(basic >= n, basic - n, basic)] = np.arange(n)
+    pair_row = [0] * n  # the row of each pair's basic variable
+    for row, variable in enumerate(basic.tolist()):
+        if variable >= n:
+            basis[variable - n] = True
+        pair_row[variable - n if variable >= n else variable] = row
     return _checked_solution(W, w, basis, tableau[pair_row, 1:], pivots, tol)
 
 
@@ -449,20 +453,23 @@ def _checked_solution(W: np.ndarray, w: np.ndarray, basis: np.ndarray, basis_inv
     x = (basis_inverse @ w.astype(basis_inverse.dtype, copy=False)).astype(float, copy=False)
     basis_inverse = basis_inverse.astype(float, copy=False)  # the caller's own array (a take of the tableau)
     z = np.maximum(np.where(basis, x, 0.0), 0.0)
-    residual = lcp_residual(W, w, z)
+    y = W @ z + w
+    residual = _residual(W, w, z, y)
     if residual > REFINE_TOL:  # one step of iterative refinement with the tableau's B^-1: O(n^2)
         x = x + basis_inverse @ (w - np.where(basis, 0.0, x) + W[:, basis] @ x[basis])
         refined = np.maximum(np.where(basis, x, 0.0), 0.0)
-        refined_residual = lcp_residual(W, w, refined)
+        refined_y = W @ refined + w
+        refined_residual = _residual(W, w, refined, refined_y)
         if refined_residual < residual:
-            z, residual = refined, refined_residual
+            z, y, residual = refined, refined_y, refined_residual
     if residual > REFINE_TOL:
         with contextlib.suppress(np.linalg.LinAlgError):  # singular to working precision: keep the tableau's
             refactored = np.linalg.inv(basis_matrix(W, basis))
             refined = np.maximum(np.where(basis, refactored @ w, 0.0), 0.0)
-            refined_residual = lcp_residual(W, w, refined)
+            refined_y = W @ refined + w
+            refined_residual = _residual(W, w, refined, refined_y)
             if refined_residual < residual:
-                z, residual, basis_inverse = refined, refined_residual, refactored
+                z, y, residual, basis_inverse = refined, refined_y, refined_residual, refactored
     if residual > tol:
         raise LemkeError(f"Lemke's solution has residual {residual:.3e} above the tolerance {tol:.1e}")
-    return LCPSolution(z, W @ z + w, basis, basis_inverse, pivots, residual)
+    return LCPSolution(z, y, basis, basis_inverse, pivots, residual)

@@ -38,6 +38,16 @@ def friction_basis(tangent_dim: int, directions: int | None = None) -> np.ndarra
     return np.column_stack([np.cos(angles), np.sin(angles)])
 
 
+def approaching(normal: np.ndarray, tol: float = COLLISION_TOL) -> np.ndarray:
+    """Whether any normal velocity (last axis of ``normal``, shape ``(..., m)``) is below ``-tol``
+    (the colliding set, eq. 28): ``(normal < -tol).any(axis=-1)``, computed as an OR of the ``m``
+    columns (numpy reduces along a short last axis with one inner loop per row, 20x slower for ``m = 2``)."""
+    below = np.zeros(normal.shape[:-1], dtype=bool)
+    for column in range(normal.shape[-1]):
+        np.logical_or(below, np.less(normal[..., column], -tol), out=below)
+    return below
+
+
 def _finite_array(name: str, value: object, ndim: int) -> np.ndarray:
     array = np.asarray(value, dtype=float)
     if array.ndim != ndim:
@@ -271,7 +281,7 @@ class ImpactProblem:
 
         A boolean array over ``v``'s leading dimensions (0-d for one velocity).
         """
-        return np.asarray((self.normal_velocities(v) < -tol).any(axis=-1))
+        return approaching(self.normal_velocities(v), tol)
 
     def impulse_velocity_change(self, lambda_bar: np.ndarray) -> np.ndarray:
         """``M^-1 Jbar^T lambda_bar`` for impulses ``[lambda_n; lambda_D]`` of shape ``(..., m (k+1))``."""

@@ -242,6 +242,22 @@ def test_solver_writes_z_into_out(kind: type) -> None:
         kind(W).solve(u, np.random.default_rng(3), out=np.empty((299, 4)))
 
 
+@pytest.mark.parametrize("kind", [BatchedLCPSolver, LemkeSolver])
+def test_solver_returns_the_requested_entries_of_z(kind: type) -> None:
+    """``solve(..., entries=slice(1, 3))`` returns columns 1 and 2 of the ``z`` a call without it
+    returns from the same random stream (into an ``out`` of that width); an ``out`` of the full
+    width is then refused."""
+    W, _ = _random_lcp(5, 4, "p", degenerate=False)
+    u = np.random.default_rng(2).normal(size=(300, 4))
+    expected = kind(W, sparsify=(0, 1)).solve(u, np.random.default_rng(3), explore=4)
+    buffer = np.full((300, 2), np.nan)
+    z = kind(W, sparsify=(0, 1)).solve(u, np.random.default_rng(3), explore=4, out=buffer, entries=slice(1, 3))
+    assert z is buffer
+    np.testing.assert_array_equal(z, expected[:, 1:3])
+    with pytest.raises(ValueError, match="out must be a float array of shape"):
+        kind(W).solve(u, np.random.default_rng(3), out=np.empty((300, 4)), entries=slice(1, 3))
+
+
 def test_lemke_solves_a_step_lcp_with_small_velocities_beside_large_caps() -> None:
     """A regression case (found by the bulk loop): Lemke must not depend on units.
 

@@ -154,17 +154,24 @@ class LemkeSolver:
         return solution
 
     def solve(
-        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None, out: np.ndarray | None = None
+        self,
+        u: np.ndarray,
+        rng: np.random.Generator,
+        explore: int = 0,
+        switchable: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+        entries: slice = slice(None),
     ) -> np.ndarray:
-        """Solve every row of ``u`` (shape ``(S, p)``); returns ``z`` with shape ``(S, n)`` (in ``out`` if given).
+        """Solve every row of ``u`` (shape ``(S, p)``); returns the ``entries`` of each ``z``, shape
+        ``(S, len(entries))`` (all ``n`` by default; in ``out`` if given).
 
         ``switchable`` (shape ``(S, len(sparsify))``, default all True) says which
         ``sparsify`` entries each sample may switch off.
         """
         u = _parameter_rows(u, self.rhs_map)
-        z = _output(out, (u.shape[0], self.W.shape[0]))
+        z = _output(out, (u.shape[0], len(range(self.W.shape[0])[entries])))
         for i, sample in enumerate(u):
-            z[i] = self._solve_one(sample, _switchable_entries(self._sparsify, switchable, i), rng)
+            z[i] = self._solve_one(sample, _switchable_entries(self._sparsify, switchable, i), rng)[entries]
         self.stats.solves += u.shape[0]
         return z
 
@@ -215,33 +222,47 @@ def _feasibility(responses: np.ndarray, columns: np.ndarray, scale: np.ndarray, 
     feasible = np.empty((count, columns.shape[1]), dtype=bool)
     if count == 0:
         return feasible
+    bound = -scale
+    lowest = np.empty((count, min(COLUMN_BLOCK, columns.shape[1])))  # each block's smallest basic values
     for begin in range(0, columns.shape[1], COLUMN_BLOCK):
         block = slice(begin, begin + COLUMN_BLOCK)
         width = min(COLUMN_BLOCK, columns.shape[1] - begin)
         out = None if workspace is None else workspace.array("values", (count * n, width))
-        values = np.matmul(stacked, columns[:, block], out=out).reshape(count, n, -1)
-        np.greater_equal(values.min(axis=1), -scale[block], out=feasible[:, block])
+        values = np.matmul(stacked, columns[:, block], out=out).reshape(count, n, width)
+        np.greater_equal(np.minimum.reduce(values, axis=1, out=lowest[:, :width]), bound[block], out=feasible[:, block])
     return feasible
 
 
-def _uniform_choice(feasible: np.ndarray, rng: np.random.Generator, workspace: _Workspace) -> np.ndarray:
+def _uniform_choice(feasible: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """For each column of ``feasible`` (shape ``(K, S)``), a row drawn uniformly among its True ones
-    (-1 if none): the largest of one uniform key per feasible row, the first on a tie.
+    (-1 if none), from one uniform ``u`` per column (``S`` draws from ``rng``; none when ``K = 0``).
 
-    Each row with any True draws ``S`` keys from ``rng``, row after row (one draw of them all is the
-    same stream); a row feasible for no column draws none."""
-    choice = np.full(feasible.shape[1], -1)
-    drawing = np.flatnonzero(feasible.any(axis=1))
-    if not drawing.size:
-        return choice
-    keys = rng.random(out=workspace.array("keys", (drawing.size, feasible.shape[1])))
-    np.copyto(keys, -1.0, where=~feasible[drawing])
-    best = np.full(feasible.shape[1], -1.0)
-    larger = np.empty(feasible.shape[1], dtype=bool)
-    for index, row in zip(drawing.tolist(), keys, strict=True):
-        np.greater(row, best, out=larger)
-        np.copyto(choice, index, where=larger)
-        np.maximum(best, row, out=best)
+    A column with ``c > 0`` True rows takes its ``floor(u c)``-th True row, counting from 0.
+    ``u`` is uniform on the grid ``j 2^-53``, ``0 <= j < 2^53``, so in exact arithmetic
+    ``floor(u c) = i`` for the ``j`` in ``[i 2^53 / c, (i + 1) 2^53 / c)``, a share ``1 / c`` of the
+    grid up to one point.  Rounding ``u c`` errs by at most half an ulp of a number below ``c``,
+    less than the spacing ``c 2^-53`` of the scaled grid, so it moves each boundary by at most one
+    point: each ``i`` in ``0 .. c-1`` has probability ``1 / c`` to within ``3 2^-53`` (exactly for
+    ``c`` a power of two, where ``u c`` is exact), and ``floor(u c) < c`` (``u <= 1 - 2^-53``, and
+    ``c (1 - 2^-53)`` rounds below ``c``).  So each feasible row is drawn with probability ``1 / c``: the
+    distribution of drawing one i.i.d. uniform key per feasible row and taking the largest (each
+    row holds the largest with probability ``1 / c`` by symmetry), from one draw per column
+    instead of ``c``."""
+    rows, samples = feasible.shape
+    if not rows:
+        return np.full(samples, -1)
+    small = np.min_scalar_type(rows)
+    count = np.add.reduce(feasible, axis=0, dtype=small)  # True rows per column
+    target = (rng.random(samples) * count).astype(small)  # floor: both factors are non-negative
+    seen = np.zeros(samples, dtype=small)  # True rows so far
+    before = np.empty(samples, dtype=bool)
+    before_chosen = np.zeros(samples, dtype=small)  # rows after which at most target True rows are seen
+    for row in feasible:
+        np.add(seen, row, out=seen)
+        np.less_equal(seen, target, out=before)
+        np.add(before_chosen, before, out=before_chosen)
+    choice = before_chosen.astype(np.intp)
+    choice[count == 0] = -1
     return choice
 
 
@@ -367,19 +388,29 @@ class BatchedLCPSolver:
         return [entry.basis for entry in self._cache]
 
     def solve(
-        self, u: np.ndarray, rng: np.random.Generator, explore: int = 0, switchable: np.ndarray | None = None, out: np.ndarray | None = None
+        self,
+        u: np.ndarray,
+        rng: np.random.Generator,
+        explore: int = 0,
+        switchable: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+        entries: slice = slice(None),
     ) -> np.ndarray:
-        """Solve the batch; returns ``z`` with shape ``(S, n)`` (``u`` has shape ``(S, p)``), in ``out`` if given.
+        """Solve the batch (``u`` of shape ``(S, p)``); returns the ``entries`` of each ``z``, shape
+        ``(S, len(entries))`` (all ``n`` by default; in ``out`` if given).
 
         ``explore`` samples also go to Lemke; ``switchable`` (shape ``(S, len(sparsify))``,
         default all True) limits which ``sparsify`` entries their exploration may zero.
         """
         u = _parameter_rows(u, self.rhs_map)
         samples = u.shape[0]
+        width = len(range(self.W.shape[0])[entries])
         if samples == 0:
-            return np.zeros((0, self.W.shape[0]))
-        columns = self._workspace.array("columns", u.T.shape)
-        np.copyto(columns, u.T)
+            return np.zeros((0, width))
+        columns = u.T  # contiguous when the caller built u as the transpose of its columns (Routh's integrate)
+        if not columns.flags.c_contiguous:
+            columns = self._workspace.array("columns", u.T.shape)
+            np.copyto(columns, u.T)
         scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns, out=self._workspace.array("magnitudes", columns.shape)).max(axis=0))
         top = self._cache[: self.candidates]
         feasible_top = _feasibility(
@@ -388,7 +419,7 @@ class BatchedLCPSolver:
             scale,
             self._workspace,
         )
-        choice = _uniform_choice(feasible_top, rng, self._workspace)
+        choice = _uniform_choice(feasible_top, rng)
         pending = np.flatnonzero(choice < 0)
         if pending.size and len(self._cache) > self.candidates:
             choice[pending] = self._first_feasible(self.candidates, columns[:, pending], scale[pending])
@@ -404,21 +435,24 @@ class BatchedLCPSolver:
                 choice[i] = found
         self._solve_misses(u, columns, scale, choice, direct, rng)
 
-        z = _output(out, (samples, self.W.shape[0]))  # every row is written below
+        z = _output(out, (samples, width))  # every row is written below
         for i, solution in direct.items():
-            z[i] = solution
-        # Each basis's samples in increasing order (a stable sort; on 16-bit keys numpy's is a radix sort).
+            z[i] = solution[entries]
+        # Each basis's samples in increasing order (a stable sort; on 16-bit keys numpy's is a radix sort),
+        # gathered once; each basis's product then fills its own slice of the basic values.
         order = np.argsort(choice.astype(np.int16) if len(self._cache) < 2**15 else choice, kind="stable")
         counts = np.bincount(choice - UNCACHED)  # cache index i was chosen counts[i - UNCACHED] times
-        ends = np.cumsum(counts)
+        ends = np.cumsum(counts) - int(counts[:-UNCACHED].sum())  # in the cached samples
+        cached = order[samples - ends[-1] :]
+        gathered = np.take(columns, cached, axis=1, out=self._workspace.array("gathered", (columns.shape[0], cached.size)), mode="clip")
+        basic = self._workspace.array("basic", (self.W.shape[0], cached.size))
         for index in np.flatnonzero(counts[-UNCACHED:]).tolist():
-            chosen = order[ends[index - UNCACHED] - counts[index - UNCACHED] : ends[index - UNCACHED]]
+            count, end = int(counts[index - UNCACHED]), int(ends[index - UNCACHED])
             entry = self._cache[index]
-            entry.hits += chosen.size
-            gathered = np.take(columns, chosen, axis=1, out=self._workspace.array("gathered", (columns.shape[0], chosen.size)), mode="clip")
-            basic = np.matmul(self._response(entry), gathered, out=self._workspace.array("basic", (self.W.shape[0], chosen.size)))
-            basic[~entry.basis] = 0.0  # zeroing rows in place: a np.where over the transpose is 4x slower
-            z[chosen] = basic.T
+            entry.hits += count
+            np.matmul(self._response(entry), gathered[:, end - count : end], out=basic[:, end - count : end])
+            basic[~entry.basis, end - count : end] = 0.0  # zeroing rows in place: a np.where over the transpose is 4x slower
+        z[cached] = basic[entries].T
         self.stats.solves += samples
         self._cache.sort(key=lambda entry: -entry.hits)
         self._position = {entry.basis.tobytes(): index for index, entry in enumerate(self._cache)}

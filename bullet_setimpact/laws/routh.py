@@ -22,7 +22,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from ..errors import SamplesDroppedWarning
-from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
+from ..problem import COLLISION_TOL, ImpactProblem, approaching, step_lcp_bounds
 from ..validation import positive_int, positive_number
 from .anitescu_potra import solve_anitescu_potra
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
@@ -83,11 +83,15 @@ def integrate(
     steps = np.zeros(len(velocity), dtype=int)
     impulse = np.zeros((len(velocity), problem.Jbar.shape[0] if record_impulse else 0))
     path = [velocity.copy()] if record_path else []
-    solutions = np.empty((len(velocity), solver.W.shape[0]))  # each step's z, in its leading rows
+    impulses = slice(m, m + problem.Jbar.shape[0])  # the entries [lambda_n; lambda_D] of the step LCP's z
+    solutions = np.empty((len(velocity), problem.Jbar.shape[0]))  # each step's impulses, in the leading rows
+    # Each step's u = [caps; v] transposed, in the leading entries (the solver wants u's columns contiguous).
+    width = m + velocity.shape[1]
+    parameters = np.empty(len(velocity) * width)
     # The colliding samples' rows, kept compacted (their velocities, normal velocities, impulses)
     # and written back when they stop, instead of a gather and a scatter of every array per step.
     normal = problem.normal_velocities(velocity)
-    colliding = np.any(normal < -COLLISION_TOL, axis=1)  # problem.colliding
+    colliding = approaching(normal)
     active = np.flatnonzero(colliding)
     if active.size < len(velocity):
         moving, normal, accrued = velocity[active], normal[active], impulse[active]
@@ -96,16 +100,22 @@ def integrate(
     for index in range(caps.shape[1]):
         if not active.size:
             break
-        u = np.concatenate([cap_scale * caps[active, index], moving], axis=1)
-        z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size])
-        increment = z[:, m : m + problem.Jbar.shape[0]]
+        columns = parameters[: width * active.size].reshape(width, active.size)
+        for contact in range(m):  # one take per contact: a 2-D fancy index of caps is 2.5x slower
+            np.take(caps[:, index, contact], active, out=columns[contact])
+        np.multiply(columns[:m], cap_scale, out=columns[:m])
+        columns[m:] = moving.T
+        increment = solver.solve(
+            columns.T, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size], entries=impulses
+        )
         moving += problem.impulse_velocity_change(increment)
         if record_impulse:
             accrued += increment
         normal = problem.normal_velocities(moving)
-        colliding = np.any(normal < -COLLISION_TOL, axis=1)
-        if record_path or not colliding.all():
-            velocity[active], impulse[active], steps[active] = moving, accrued, index + 1
+        colliding = approaching(normal)
+        if record_path or not colliding.all():  # write back the samples that stop (all of them for the path)
+            stopped = slice(None) if record_path else np.flatnonzero(~colliding)
+            velocity[active[stopped]], impulse[active[stopped]], steps[active[stopped]] = moving[stopped], accrued[stopped], index + 1
             keep = active_rows(colliding)
             active, moving, normal, accrued = active[keep], moving[keep], normal[keep], accrued[keep]
         if record_path:
@@ -399,14 +409,15 @@ class RouthImpact(ImpactLaw):
             else:  # one buffer for every chunk: fresh pages for m N doubles a sample cost more than the draws
                 unit = generator.random(out=buffer[:count])
             caps = unit.reshape(count, horizon, m)
+            starts = np.broadcast_to(v, (count, v.size))  # read only: integrate copies its start
             if problem.elastic:
-                elastic = integrate_elastic(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step)
+                elastic = integrate_elastic(problem, solver, starts, caps, generator, cap_scale=step)
                 lcp_solves += int(elastic.steps.sum())
                 done = finished(problem, elastic)
                 terminated_early += int(done.sum())
                 kept.append(elastic.velocity[done])
                 continue
-            run = integrate(problem, solver, np.tile(v, (count, 1)), caps, generator, cap_scale=step, record_impulse=False)
+            run = integrate(problem, solver, starts, caps, generator, cap_scale=step, record_impulse=False)
             lcp_solves += int(run.steps.sum())
             velocity = run.velocity
             colliding = problem.colliding(velocity)
