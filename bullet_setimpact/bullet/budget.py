@@ -5,10 +5,10 @@ every link pair has a *slack*: how far its features may move before the evaluati
 answer differently.  For a link pair in contact it is the smallest of ``tol - d`` over its
 touching features (they stay in contact) and ``d - tol`` over its other box corners (none
 enters contact); for a pair out of contact it is ``d - tol - SEED_MARGIN`` with ``d`` its
-closest distance (the pair stays out of the seed band, see :data:`~.contacts.SEED_MARGIN`)
-when both links have boxes or both move, else ``min(d, box corner gaps) - tol``
-(:meth:`DistanceBudget._out_of_contact`), or ``LOOKAHEAD - tol - SEED_MARGIN`` beyond the
-lookahead.
+closest distance (the pair stays out of the seed band, see :data:`~.contacts.SEED_MARGIN`;
+for a moving link against a static box or plane, not box against box, ``min(d, box corner
+gaps) - tol``, see :meth:`DistanceBudget._out_of_contact`), or ``LOOKAHEAD - tol -
+SEED_MARGIN`` beyond the lookahead.
 
 A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds its speed
 from the base and joint velocities (:class:`SpeedBound`): Bullet's semi-implicit Euler moves
@@ -243,7 +243,8 @@ class DistanceBudget:
 
     def others_hold(self) -> bool:
         """True while no link pair out of contact can have come within the seed band
-        (:data:`~.contacts.SEED_MARGIN`) and no closest-point contact can have left the tolerance.
+        (:data:`~.contacts.SEED_MARGIN`; within the tolerance for the pairs of
+        :meth:`_out_of_contact`) and no closest-point contact can have left the tolerance.
 
         Called after :meth:`touching_holds` found the touching accounts held; when every
         account holds, records the least headroom of all for :meth:`_within_headroom`."""
@@ -301,18 +302,22 @@ class DistanceBudget:
         full evaluation could find a contact of it.
 
         Bullet's manifold finds box-box contacts with its box-box detector on sharp boxes, but
-        ``getClosestPoints`` runs GJK on rounded ones (:data:`~.contacts.SEED_MARGIN`), and the
-        persistent manifold points of two moving links keep their normals from earlier steps: such
-        pairs must stay out of the seed band.  Every other pair with a static side goes through the
-        same algorithm for both queries (``btDefaultCollisionConfiguration``: only box-box differs),
-        so no manifold point lies nearer than the closest distance, and the evaluation's only other
-        source, the box corners of either link (in closed form, sharp), is measured directly:
-        the pair stays out of contact while its closest distance and every such corner stay beyond
-        the tolerance.
+        ``getClosestPoints`` runs GJK on rounded ones (:data:`~.contacts.SEED_MARGIN`); every
+        other pair goes through the same algorithm for both queries (the two create-function
+        tables of ``btDefaultCollisionConfiguration`` differ only in box-box).  A persistent
+        manifold point keeps the normal it was found with; against the flat faces of a static
+        box or plane its distance along that normal is the height of a point of the moving
+        link above the face, never below the closest distance.  So a pair of a moving link and
+        a static box or plane, not box against box, stays out of contact while its closest
+        distance and the box corners of either link (the evaluation's other source, measured
+        sharp) stay beyond the tolerance; any other pair must stay out of the seed band.
         """
         a, b = pair
-        moving = a[0] in self.spent and b[0] in self.spent
-        if moving or (self._finder.has_box(*a) and self._finder.has_box(*b)):
+        if (a[0] in self.spent) == (b[0] in self.spent):  # two moving links (a static pair has no account)
+            return gap - (self._tolerance + SEED_MARGIN)
+        static, moving = (b, a) if a[0] in self.spent else (a, b)
+        flat = self._finder.geometries(*static)
+        if not flat <= {p.GEOM_BOX, p.GEOM_PLANE} or (p.GEOM_BOX in flat and p.GEOM_BOX in self._finder.geometries(*moving)):
             return gap - (self._tolerance + SEED_MARGIN)
         return min(gap, min(self._finder.corner_gaps(pair).values(), default=np.inf)) - self._tolerance
 

@@ -413,9 +413,9 @@ class ContactFinder:
             self._shapes[key] = shapes
         return self._shapes[key]
 
-    def has_box(self, body: int, link: int) -> bool:
-        """Whether the link has a box among its collision shapes."""
-        return any(shape.geometry == p.GEOM_BOX for shape in self._link_shapes(body, link))
+    def geometries(self, body: int, link: int) -> set[int]:
+        """The geometry types (``p.GEOM_*``) of the link's collision shapes."""
+        return {shape.geometry for shape in self._link_shapes(body, link)}
 
     def _link_vertices(self, body: int, link: int) -> np.ndarray | None:
         """All box corners of a link in its inertial frame, ``(k, 3)``, or None."""
