@@ -34,9 +34,12 @@ humanoid; rocking-block event <= 2 ms, a1 landing event <= 5 ms (medians).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import statistics
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pybullet as p
@@ -59,8 +62,23 @@ def build(world: DropWorld, ground: str, height: float) -> int:
     client = p.connect(p.DIRECT)
     p.setGravity(0, 0, -9.81, physicsClientId=client)
     p.setPhysicsEngineParameter(fixedTimeStep=TIME_STEP, physicsClientId=client)
-    load_drop_world(client, world, ground, height)
+    with _bullet_output_discarded():  # the humanoid's URDF warns of every joint without an axis, every load
+        load_drop_world(client, world, ground, height)
     return client
+
+
+@contextlib.contextmanager
+def _bullet_output_discarded() -> Iterator[None]:
+    """Send the process's C-level standard output (where Bullet prints its URDF warnings) to /dev/null."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 1)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int, settle: int, settled: int) -> dict[str, list[float]]:
