@@ -18,7 +18,7 @@ import pybullet as p
 from scipy.optimize import brentq
 
 from .contacts import Contact, ContactFinder, Feature, Pair, feature_pair, pair_key
-from .frames import link_velocity
+from .frames import cross, link_velocity
 
 #: ``link_velocity`` answers by ``(body, link)``, for several contacts at one instant.
 LinkVelocities = dict[tuple[int, int], tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]]
@@ -43,12 +43,8 @@ def _point_velocity(client: int, body: int, link: int, point: list[float], links
         if (body, link) not in links:
             links[body, link] = link_velocity(client, body, link)
         com, linear, angular = links[body, link]
-    x, y, z = point[0] - com[0], point[1] - com[1], point[2] - com[2]
-    return (
-        linear[0] + (angular[1] * z - angular[2] * y),
-        linear[1] + (angular[2] * x - angular[0] * z),
-        linear[2] + (angular[0] * y - angular[1] * x),
-    )
+    turning = cross(angular, (point[0] - com[0], point[1] - com[1], point[2] - com[2]))
+    return linear[0] + turning[0], linear[1] + turning[1], linear[2] + turning[2]
 
 
 def arrivals(client: int, contacts: list[Contact], touching: Collection[Feature], threshold: float) -> tuple[list[Contact], list[Feature]]:

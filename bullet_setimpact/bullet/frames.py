@@ -84,11 +84,6 @@ def com_offsets(client: int, body: int, num_links: int) -> np.ndarray:
     return offsets
 
 
-def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a x b`` of two 3-vectors (``np.cross`` costs 15 us of dispatch for this)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
 def tangent_basis(normal: np.ndarray) -> np.ndarray:
     """Two unit tangents ``(t1, t2)`` with ``t1 x t2 = n`` (deterministic), read-only ``(2, 3)``.
 
@@ -99,15 +94,15 @@ def tangent_basis(normal: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=1024)
 def _tangent_basis(bits: bytes) -> np.ndarray:
-    # Python floats: the IEEE operations of cross(np.eye(3)[argmin |n|], n), np.linalg.norm
+    # Python floats: cross(np.eye(3)[argmin |n|], n), np.linalg.norm
     # (sqrt of the sequential dot) and the division, without numpy's per-call cost
     normal = _THREE.unpack(bits)
     smallest = min(range(3), key=lambda i: abs(normal[i]))  # np.argmin: the first smallest
     helper = tuple(1.0 if i == smallest else 0.0 for i in range(3))
-    t1 = _cross3(helper, normal)
+    t1 = cross(helper, normal)
     length = math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
     t1 = (t1[0] / length, t1[1] / length, t1[2] / length)
-    basis = np.array([t1, _cross3(normal, t1)])
+    basis = np.array([t1, cross(normal, t1)])
     basis.setflags(write=False)
     return basis
 
@@ -116,6 +111,6 @@ def _tangent_basis(bits: bytes) -> np.ndarray:
 _THREE = struct.Struct("3d")
 
 
-def _cross3(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, float, float]:
-    """:func:`cross` on Python floats (the same operations)."""
+def cross(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """``a x b`` of two 3-vectors on Python floats (``np.cross`` costs 15 us of dispatch for this)."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
