@@ -31,7 +31,7 @@ checks ``getContactPoints`` every step (:func:`~.events.pushed_by_bullet`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -174,6 +174,17 @@ class DistanceBudget:
         self._finder = finder
         self._tolerance = finder.tolerance
         self._closest = closest
+        #: The closest-point contacts checked from Bullet's manifold (:meth:`watched_hold`) instead
+        #: of by an account, with their number of moving sides; the same keyed as PyBullet's
+        #: contact points name them (``bodyA, bodyB, linkA, linkB``, either way round); the most
+        #: any link was charged for the last step; and the :attr:`most` up to which the last
+        #: check of the watched pairs keeps them all in contact.
+        self._watched = {(a, b): sides for a, b in closest if not self._box_box(a, b) and (sides := (a[0] in speeds) + (b[0] in speeds))}
+        self._watched_keys: dict[tuple[int, int, int, int], Pair] = {}
+        for a, b in self._watched:
+            self._watched_keys[a[0], b[0], a[1], b[1]] = self._watched_keys[b[0], a[0], b[1], a[1]] = (a, b)
+        self._step_most = 0.0
+        self._watched_until = 0.0
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
         self.bodies: dict[tuple[int, int], float] = {}
@@ -198,7 +209,8 @@ class DistanceBudget:
             peak = float(speed.max())
             largest = max(largest, peak, self._peaks[body])
             self._peaks[body] = peak
-        self.most += SAFETY * duration * largest
+        self._step_most = SAFETY * duration * largest
+        self.most += self._step_most
         self._pending.append((speeds, duration))
 
     def _charge_links(self) -> None:
@@ -232,6 +244,45 @@ class DistanceBudget:
             else:
                 static = min(static, left)
         return _Check(static, moving, spent)
+
+    def watched_hold(self, manifold: Sequence[tuple]) -> bool:
+        """True while every closest-point contact not of two boxes is within the tolerance: they
+        have no account, but a bound that the last check of them set (:meth:`_watch`); past it
+        they are checked from Bullet's contact points ``manifold`` read after the step, else by
+        one ``getClosestPoints`` each.
+
+        Bullet detects collisions at the start of its step, before it moves the bodies, and puts
+        a point at a link pair's closest distance into the pair's manifold whenever that distance
+        is below its contact breaking threshold (0.02 m by default, far above the tolerance), by
+        the same algorithm as ``getClosestPoints`` for every pair but box-box (see
+        :meth:`_out_of_contact`).  So the pair's largest manifold distance bounds its closest
+        distance at the step's start (older points keep their distance along their own normal;
+        taking the largest only weakens the bound), and what the step charged its moving links,
+        at most :attr:`_step_most` each, bounds the change to the step's end.
+        """
+        if self.most <= self._watched_until:
+            return True
+        keys = self._watched_keys
+        largest: dict[Pair, float] = {}
+        for point in manifold:
+            pair = keys.get(point[1:5])
+            if pair is not None and not point[8] <= largest.get(pair, -math.inf):
+                largest[pair] = point[8]
+        step, tolerance = self._step_most, self._tolerance
+        bounds = {pair: largest.get(pair, math.inf) + sides * step for pair, sides in self._watched.items()}
+        unconfirmed = [pair for pair, bound in bounds.items() if not bound <= tolerance]
+        if unconfirmed:
+            bounds.update(self._finder.link_gaps(unconfirmed, tolerance))
+            if any(not bounds[pair] <= tolerance for pair in unconfirmed):
+                return False
+        self._watch(bounds)
+        return True
+
+    def _watch(self, gaps: dict[Pair, float]) -> None:
+        """Keep the watched pairs, each at most ``gaps[pair]`` within the tolerance now, until
+        :attr:`most` has grown by the least ``(tolerance - gap) / moving sides``."""
+        left = [(self._tolerance - gaps[pair]) / sides for pair, sides in self._watched.items()]
+        self._watched_until = self.most + min(left, default=math.inf)
 
     def touching_holds(self) -> bool:
         """True while no box corner of a link pair in contact can have entered or left contact."""
@@ -270,8 +321,9 @@ class DistanceBudget:
         tolerance."""
         if any(nearby.get(pair, np.inf) > self._tolerance for pair in self._closest):
             return False
+        self._watch(nearby)
         most = self._most()
-        measured = {pair: gap for pair, gap in nearby.items() if pair not in self.touching or pair in self._closest}
+        measured = {pair: gap for pair, gap in nearby.items() if (pair not in self.touching or pair in self._closest) and pair not in self._watched}
         self.nearby = {pair: self._threshold(pair, gap) for pair, gap in measured.items()}
         band = self._tolerance + SEED_MARGIN
         self.bodies = {(a, b): self._lookahead - band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._finder.pairs}
@@ -315,11 +367,14 @@ class DistanceBudget:
         a, b = pair
         if (a[0] in self.spent) == (b[0] in self.spent):  # two moving links (a static pair has no account)
             return gap - (self._tolerance + SEED_MARGIN)
-        static, moving = (b, a) if a[0] in self.spent else (a, b)
-        flat = self._finder.geometries(*static)
-        if not flat <= {p.GEOM_BOX, p.GEOM_PLANE} or (p.GEOM_BOX in flat and p.GEOM_BOX in self._finder.geometries(*moving)):
+        static = b if a[0] in self.spent else a
+        if not self._finder.geometries(*static) <= {p.GEOM_BOX, p.GEOM_PLANE} or self._box_box(a, b):
             return gap - (self._tolerance + SEED_MARGIN)
         return min(gap, min(self._finder.corner_gaps(pair).values(), default=np.inf)) - self._tolerance
+
+    def _box_box(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
+        """Whether both links have a box (Bullet's manifold measures them sharp, ``getClosestPoints`` rounded)."""
+        return p.GEOM_BOX in self._finder.geometries(*a) and p.GEOM_BOX in self._finder.geometries(*b)
 
     def _most(self) -> dict[int, float]:
         self._charge_links()

@@ -11,7 +11,7 @@ over the pairs and localization a bracketed root find (``brentq``) on ``g``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 import pybullet as p
@@ -62,6 +62,7 @@ def pushed_by_bullet(
     tolerance: float,
     touching: Collection[Feature],
     touching_pairs: Collection[Pair] | None = None,
+    points: Sequence[tuple] | None = None,
 ) -> list[Feature]:
     """Features Bullet pushed in the last step while they were out of contact, mapped to the
     nearest box corner of the pair (or to the pair itself): manifold points with a normal
@@ -69,11 +70,12 @@ def pushed_by_bullet(
     penetration, e.g. a tilted box corner 1 mm above the floor), and any pushed point of a
     link pair that was not touching at all (Bullet stops a wheel or a mesh landing within
     the step, so after it the point neither penetrates nor approaches).  ``touching_pairs``:
-    the link pairs of ``touching``, when the caller knows them."""
+    the link pairs of ``touching``, when the caller knows them; ``points``: PyBullet's
+    ``getContactPoints()`` after the step, when the caller has read it."""
     pushed: list[Feature] = []
     if touching_pairs is None:
         touching_pairs = {feature_pair(feature) for feature in touching}
-    for point in p.getContactPoints(physicsClientId=client):
+    for point in p.getContactPoints(physicsClientId=client) if points is None else points:
         if point[9] <= 0.0:
             continue
         if point[8] <= tolerance and pair_key(((point[1], point[3]), (point[2], point[4]))) in touching_pairs:

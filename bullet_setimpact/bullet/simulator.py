@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -346,16 +346,18 @@ class ImpactSimulator:
         if self._budget is None or self._speed is None:
             return False
         end = Snapshot.take(self.client, self._dynamic)
-        self._budget.spend(self._speed.speeds(end), duration)
-        if (
-            self._budget.touching_holds()
-            and self._statics_unmoved()
-            and not self._pushed_by_bullet(touching, self._budget.touching)
-            and (self._budget.others_hold() or self._budget.remeasure())
-        ):
-            self._end = end
-            self._budget_age += 1
-            return True
+        budget = self._budget
+        budget.spend(self._speed.speeds(end), duration)
+        if budget.touching_holds() and self._statics_unmoved():
+            manifold = p.getContactPoints(physicsClientId=self.client)  # read once: pushed points, closest-point contacts
+            if (
+                not self._pushed_by_bullet(touching, budget.touching, manifold)
+                and budget.watched_hold(manifold)
+                and (budget.others_hold() or budget.remeasure())
+            ):
+                self._end = end
+                self._budget_age += 1
+                return True
         self._budget_failed()
         return False
 
@@ -405,8 +407,8 @@ class ImpactSimulator:
             p.setPhysicsEngineParameter(fixedTimeStep=duration, physicsClientId=self.client)
             self._current_step = duration
 
-    def _pushed_by_bullet(self, touching: set, touching_pairs: Collection | None = None) -> list[tuple]:
-        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, touching_pairs)
+    def _pushed_by_bullet(self, touching: set, touching_pairs: Collection | None = None, points: Sequence[tuple] | None = None) -> list[tuple]:
+        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, touching_pairs, points)
 
     def _cap(self, remaining: float) -> None:
         self.capped_steps += 1
