@@ -370,7 +370,7 @@ class DistanceBudget:
         static = b if a[0] in self.spent else a
         if not self._finder.geometries(*static) <= {p.GEOM_BOX, p.GEOM_PLANE} or self._box_box(a, b):
             return gap - (self._tolerance + SEED_MARGIN)
-        return min(gap, min(self._finder.corner_gaps(pair).values(), default=np.inf)) - self._tolerance
+        return min(gap, min(self._finder.corner_gaps(pair, near=gap).values(), default=np.inf)) - self._tolerance
 
     def _box_box(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
         """Whether both links have a box (Bullet's manifold measures them sharp, ``getClosestPoints`` rounded)."""

@@ -16,6 +16,7 @@ the shipped URDFs use boxes and spheres.
 from __future__ import annotations
 
 import functools
+import math
 import struct
 import warnings
 from collections.abc import Callable, Iterator
@@ -146,6 +147,7 @@ class _Frame:
     corners: np.ndarray | None = None
     corner_rows: list[list[float]] | None = None  # corners as Python floats, for the pruning test
     placements: list[tuple[np.ndarray, np.ndarray]] | None = None  # world centre and rotation of each shape
+    aabb: tuple[tuple[float, ...], tuple[float, ...]] | None = None  # PyBullet's world box of the link's shapes
     _rotation: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -349,12 +351,13 @@ class ContactFinder:
             )
         return gaps
 
-    def corner_gaps(self, pair: Pair) -> dict[Feature, float]:
+    def corner_gaps(self, pair: Pair, near: float | None = None) -> dict[Feature, float]:
         """Gap of every box corner of either link of ``pair`` to the other link (the smallest
-        over the other link's shapes), keyed by vertex feature."""
+        over the other link's shapes), keyed by vertex feature; with ``near``, a link's corners
+        are left out when all of them are provably farther than ``near`` (:meth:`_all_far`)."""
         gaps: dict[Feature, float] = {}
         for (body_v, link_v), (body_s, link_s) in (pair, pair[::-1]):
-            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, with_normals=False)
+            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, near=near, with_normals=False)
             for index, gap in zip(indices.tolist(), values.tolist(), strict=True):
                 feature = ("vertex", body_v, link_v, index, body_s, link_s)
                 gaps[feature] = min(gaps.get(feature, np.inf), gap)
@@ -506,11 +509,8 @@ class ContactFinder:
         if indices is None:
             frame = self._query_frame(body_v, link_v)
             vertices = self._world_corners(frame, local)
-            if near is not None:
-                reach = self._link_reach(body_s, link_s) + near
-                squared = reach * reach * (1.0 + 1e-9)  # margin for rounding
-                if _all_beyond(vertices, frame.corner_rows, self._query_frame(body_s, link_s).origin, squared):
-                    return _NO_ROWS
+            if near is not None and self._all_far(vertices, frame.corner_rows, body_s, link_s, near):
+                return _NO_ROWS
             indices = np.arange(len(local))
         else:
             origin, rotation = self._pose(body_v, link_v)
@@ -529,6 +529,23 @@ class ContactFinder:
         if with_normals:
             normals = np.vstack([normal for _, normal in measured if normal is not None]) if measured else np.zeros((0, 3))
         return np.tile(vertices, (count, 1)), gaps, normals, np.tile(indices, count), geometries
+
+    def _all_far(self, vertices: np.ndarray, rows: list[list[float]] | None, body: int, link: int, near: float) -> bool:
+        """Whether every vertex is farther than ``near`` from the link: beyond its ball
+        (:meth:`_link_reach`) when its shapes are boxes and spheres, else beyond PyBullet's
+        world box of its shapes (``getAABB``, which holds them, margins included; read once per pose)."""
+        frame = self._query_frame(body, link)
+        reach = self._link_reach(body, link) + near
+        if math.isfinite(reach):
+            return _all_beyond(vertices, rows, frame.origin, reach * reach * (1.0 + 1e-9))  # margin for rounding
+        if frame.aabb is None:
+            frame.aabb = p.getAABB(body, link, physicsClientId=self.client)
+        (low_x, low_y, low_z), (high_x, high_y, high_z) = frame.aabb
+        margin = near * (1.0 + 1e-9) + 1e-12
+        return not any(
+            low_x - margin <= x <= high_x + margin and low_y - margin <= y <= high_y + margin and low_z - margin <= z <= high_z + margin
+            for x, y, z in (vertices.tolist() if rows is None else rows)
+        )
 
     def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
         """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
