@@ -16,8 +16,10 @@ be evaluated again.  Resting contact proper is measured after the drop: both wor
 ``--settle`` seconds more untimed, then ``--settled`` seconds are timed (``settled``: steps
 with contact and no event, as the issue's profile of an a1 standing after its landing).
 
-Printed per world: the medians [us] of each class, hooked / plain ratios, the ratio of
-the whole drop's wall time, and the share of the drop's hooked steps (and of the steps
+Printed per world: the medians [us] of each class, hooked / plain ratios, Bullet's own
+time inside the hooked ``rest`` steps (median [us], and over plain's: after an impact the
+hooked world rests in another pose than the plain one, often on more contact points, and
+Bullet's step there costs another time), the ratio of the whole drop's wall time, and the share of the drop's hooked steps (and of the steps
 after it) the distance budget let skip the contact evaluation.  ``floor``: the settled ratio
 a hooked step would have if it made only the PyBullet calls it cannot do without
 (:func:`required_calls`) and no Python work at all.  Then the wall time of single event
@@ -45,6 +47,7 @@ import numpy as np
 import pybullet as p
 
 from bullet_setimpact import ImpactSimulator, RouthImpact, planar
+from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, DropWorld, load_drop_world
 from bullet_setimpact.bullet.examples import load_planar_example
 
@@ -81,6 +84,25 @@ def _bullet_output_discarded() -> Iterator[None]:
             os.close(saved)
 
 
+@contextlib.contextmanager
+def _bullet_timed(record: list[float]) -> Iterator[None]:
+    """Append the wall time of each of Bullet's own steps the simulator takes to ``record``
+    (through :data:`~bullet_setimpact.bullet.simulator.bullet_step_simulation`; the wrapper adds
+    well under a microsecond per step)."""
+    original = simulator_module.bullet_step_simulation
+
+    def timed(**kwargs: int) -> None:
+        start = time.perf_counter()
+        original(**kwargs)
+        record.append(time.perf_counter() - start)
+
+    simulator_module.bullet_step_simulation = timed
+    try:
+        yield
+    finally:
+        simulator_module.bullet_step_simulation = original
+
+
 def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int, settle: int, settled: int) -> dict[str, list[float]]:
     """Per-step wall times [us] of both loops, classified (keys ``plain:free``, ``hooked:event``,
     ...) over the drop's ``steps``; then, after ``settle`` untimed steps, ``settled`` steps of the
@@ -93,15 +115,20 @@ def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int,
         ("plain", plain, lambda: p.stepSimulation(physicsClientId=plain)),
         ("hooked", hooked, simulator.step),
     ]
+    inside: list[float] = []
     for index in range(steps + settle + settled):
         for name, client, step in loops:
-            start = time.perf_counter()
-            events = step()
-            elapsed = time.perf_counter() - start
+            inside.clear()
+            with _bullet_timed(inside) if name == "hooked" else contextlib.nullcontext():
+                start = time.perf_counter()
+                events = step()
+                elapsed = time.perf_counter() - start
             kind = "event" if name == "hooked" and events else ("rest" if p.getContactPoints(physicsClientId=client) else "free")
             if index < steps:
                 totals[name] += elapsed
                 times.setdefault(f"{name}:{kind}", []).append(1e6 * elapsed)
+                if name == "hooked" and kind == "rest":
+                    times.setdefault("hooked:rest:bullet", []).append(1e6 * sum(inside))
             elif index >= steps + settle and kind == "rest":
                 times.setdefault(f"{name}:settled", []).append(1e6 * elapsed)
         if index == steps - 1:
@@ -190,7 +217,7 @@ def main() -> None:
         f"per-step medians [us] over {len(heights)} drops of {args.seconds:g} s (heights {heights} m), then {args.settled:g} s "
         f"settled after {args.settle:g} s more; hooked / plain ratios"
     )
-    header = f"{'world':<13} {'free':>17} {'rest':>19} {'event':>17} {'whole drop':>11} {'events':>7} {'skipped':>8}"
+    header = f"{'world':<13} {'free':>17} {'rest':>19} {'Bullet':>13} {'event':>17} {'whole drop':>11} {'events':>7} {'skipped':>8}"
     print(f"{header} {'settled':>19} {'skipped':>8} {'floor':>6}")
     event_steps: dict[str, list[float]] = {}
     for name, world, ground in chosen:
@@ -202,13 +229,14 @@ def main() -> None:
         plain_contact = merged.get("plain:rest", []) or merged.get("plain:free", [])
         free = (_median(merged.get("hooked:free", [])), _median(merged.get("plain:free", [])))
         rest = (_median(merged.get("hooked:rest", [])), _median(merged.get("plain:rest", [])))
+        bullet = _median(merged.get("hooked:rest:bullet", []))
         event = (_median(merged.get("hooked:event", [])), _median(plain_contact))
         at_rest = (_median(merged.get("hooked:settled", [])), _median(merged.get("plain:settled", [])))
         floor = (at_rest[1] + _median(merged["floor"])) / at_rest[1]
         whole = statistics.median(run["hooked:total"][0] / run["plain:total"][0] for run in runs)
         print(
             f"{name:<13} {free[0]:6.0f}/{free[1]:4.0f} {free[0] / free[1]:5.2f}x "
-            f"{rest[0]:6.0f}/{rest[1]:5.0f} {rest[0] / rest[1]:5.2f}x "
+            f"{rest[0]:6.0f}/{rest[1]:5.0f} {rest[0] / rest[1]:5.2f}x {bullet:6.0f} {bullet / rest[1]:5.2f}x "
             f"{event[0]:6.0f}/{event[1]:4.0f} {event[0] / event[1]:5.1f}x {whole:10.2f}x {len(merged.get('hooked:event', [])):7d} "
             f"{100 * statistics.median(merged['budget']):7.0f}% {at_rest[0]:6.0f}/{at_rest[1]:5.0f} {at_rest[0] / at_rest[1]:5.2f}x "
             f"{100 * statistics.median(merged['budget:settled']):7.0f}% {floor:5.2f}x"

@@ -281,16 +281,17 @@ def test_a_mesh_hovering_inside_the_seed_band_is_budgeted_and_its_arrival_caught
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ground", GROUNDS)
-@pytest.mark.parametrize("name", ["minitaur", "kuka", "duck", "a1"])
+@pytest.mark.parametrize("name", ["minitaur", "kuka", "duck", "a1", "humanoid"])
 def test_every_step_the_budget_skips_finds_no_new_contact(client: int, ground: str, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The budget's promise, checked directly: at every step it skips, the full contact
     evaluation (``ContactFinder.contacts``) finds no contact feature outside the touching set
     (a new one could be an arrival the skip would miss), and every touching closest-point
     contact still in contact (one that left unseen would come back as resting contact).
     Worlds whose mesh links rest inside the seed band (the minitaur's motors, the kuka's links
-    on the table, the duck) and whose feet are closest-point contacts (the a1's spheres, checked
-    from Bullet's manifold), dropped from 2 cm and run for 1 s; the check must have been made
-    on most steps."""
+    on the table, the duck), whose feet are closest-point contacts (the a1's spheres, checked
+    from Bullet's manifold) or box corners measured again as they slide (the humanoid, lying
+    on the ground), dropped from 2 cm and run for 1 s; the check must have been made on most
+    steps."""
     held: list[int] = []
     original = ImpactSimulator._within_budget
 
@@ -350,3 +351,36 @@ def test_a_resting_ball_lifted_off_and_falling_back_is_caught(client: int, groun
     apex = GRAVITY * DT**2 * lift * (lift + 1) / 2.0 + v_lift**2 / (2.0 * GRAVITY)
     v_minus, _ = simulator.events[-1].velocities(ball)
     np.testing.assert_allclose(v_minus[2], -math.sqrt(2.0 * GRAVITY * apex), atol=GRAVITY * DT)
+
+
+@pytest.mark.parametrize("ground", GROUNDS)
+def test_a_resting_cube_tipped_onto_an_edge_and_falling_back_is_caught(client: int, ground: str) -> None:
+    """A cube (``cube_small``, 5 cm, no damping) resting flat touches through its four bottom
+    corners, a pair the budget measures again in closed form when its account is spent
+    (``_touch_again``), and keeps only while the same corners touch.  Pushed up at one edge by
+    ``1.5 m g`` for 6 steps, it tips onto the opposite edge (two corners leave the ground, some
+    5 degrees by then) and falls back: the lifted corners strike the ground again, rotating at
+    several rad/s, so their approach is far above the impact threshold and the return must be an
+    impact event whose contact set holds all four corners.  A budget that kept the lifted corners
+    as touching would take their return for resting contact: no event while lifting, then at
+    least one (it rocks), the first with 4 contacts approaching at more than 0.1 m/s."""
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    load_ground(client, ground)
+    cube = _load(client, "cube_small.urdf", 0.0, 0.0)
+    mass = p.getDynamicsInfo(cube, -1, physicsClientId=client)[0]
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
+    for _ in range(120):
+        simulator.step()
+    assert not simulator.events and simulator.budget_steps > 60, "the budget did not skip the resting steps"
+    for _ in range(6):
+        x, y, z = p.getBasePositionAndOrientation(cube, physicsClientId=client)[0]
+        p.applyExternalForce(cube, -1, [0.0, 0.0, 1.5 * mass * GRAVITY], [x + 0.025, y, z], p.WORLD_FRAME, physicsClientId=client)
+        simulator.step()
+    assert not simulator.events
+    for _ in range(60):
+        simulator.step()
+    assert simulator.events, "the tipped cube fell back onto its corners without an impact event"
+    first = simulator.events[0]
+    assert len(first.contacts) == 4
+    assert first.problem.normal_velocities(first.v_minus).min() < -0.1

@@ -147,6 +147,9 @@ class DistanceBudget:
         contact (``tol - d`` of those in contact, ``d - tol`` of the others).
     closest : set
         The link pairs in contact only through their closest point.
+    corner_contacts : dict, optional
+        The touching box corners (vertex features) of each link pair in contact through box
+        corners alone, for measuring it again when its account is spent (:meth:`_touch_again`).
     lookahead : float
         Distance [m] beyond which the link pairs missing from the measurements are.
     pairs : list
@@ -162,8 +165,10 @@ class DistanceBudget:
         closest: set[Pair],
         lookahead: float,
         speeds: dict[int, np.ndarray],
+        corner_contacts: dict[Pair, set[Feature]] | None = None,
     ) -> None:
         self.touching = touching
+        self._corner_contacts = {} if corner_contacts is None else corner_contacts
         #: What each link has spent, up to the steps still ``_pending`` (charged to
         #: :attr:`most` only, and to each link when an account is checked one by one), and
         #: the speeds at the end of the last step charged to each link.
@@ -176,14 +181,14 @@ class DistanceBudget:
         self._closest = closest
         #: The closest-point contacts checked from Bullet's manifold (:meth:`watched_hold`) instead
         #: of by an account, with their number of moving sides; the same keyed as PyBullet's
-        #: contact points name them (``bodyA, bodyB, linkA, linkB``, either way round); the most
-        #: any link was charged for the last step; and the :attr:`most` up to which the last
-        #: check of the watched pairs keeps them all in contact.
+        #: contact points name them (``bodyA, bodyB, linkA, linkB``, either way round); the last
+        #: step (its duration, the speed bounds at its start and end); and the :attr:`most` up
+        #: to which the last check of the watched pairs keeps them all in contact.
         self._watched = {(a, b): sides for a, b in closest if not self._box_box(a, b) and (sides := (a[0] in speeds) + (b[0] in speeds))}
         self._watched_keys: dict[tuple[int, int, int, int], Pair] = {}
         for a, b in self._watched:
             self._watched_keys[a[0], b[0], a[1], b[1]] = self._watched_keys[b[0], a[0], b[1], a[1]] = (a, b)
-        self._step_most = 0.0
+        self._last_step = (0.0, speeds, speeds)
         self._watched_until = 0.0
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
@@ -209,8 +214,8 @@ class DistanceBudget:
             peak = float(speed.max())
             largest = max(largest, peak, self._peaks[body])
             self._peaks[body] = peak
-        self._step_most = SAFETY * duration * largest
-        self.most += self._step_most
+        self.most += SAFETY * duration * largest
+        self._last_step = (duration, self._last_step[2], speeds)
         self._pending.append((speeds, duration))
 
     def _charge_links(self) -> None:
@@ -257,8 +262,8 @@ class DistanceBudget:
         the same algorithm as ``getClosestPoints`` for every pair but box-box (see
         :meth:`_out_of_contact`).  So the pair's largest manifold distance bounds its closest
         distance at the step's start (older points keep their distance along their own normal;
-        taking the largest only weakens the bound), and what the step charged its moving links,
-        at most :attr:`_step_most` each, bounds the change to the step's end.
+        taking the largest only weakens the bound), and what the step charged its links
+        (:meth:`_step_charge`) bounds the change to the step's end.
         """
         if self.most <= self._watched_until:
             return True
@@ -268,8 +273,8 @@ class DistanceBudget:
             pair = keys.get(point[1:5])
             if pair is not None and not point[8] <= largest.get(pair, -math.inf):
                 largest[pair] = point[8]
-        step, tolerance = self._step_most, self._tolerance
-        bounds = {pair: largest.get(pair, math.inf) + sides * step for pair, sides in self._watched.items()}
+        tolerance = self._tolerance
+        bounds = {(a, b): largest.get((a, b), math.inf) + self._step_charge(a) + self._step_charge(b) for a, b in self._watched}
         unconfirmed = [pair for pair, bound in bounds.items() if not bound <= tolerance]
         if unconfirmed:
             bounds.update(self._finder.link_gaps(unconfirmed, tolerance))
@@ -278,6 +283,14 @@ class DistanceBudget:
         self._watch(bounds)
         return True
 
+    def _step_charge(self, link: tuple[int, int]) -> float:
+        """What the last step charges ``link`` (as :meth:`spend` does; 0 for a static link)."""
+        duration, start, end = self._last_step
+        if link[0] not in end:
+            return 0.0
+        row = link[1] + 1
+        return SAFETY * duration * float(max(start[link[0]][row], end[link[0]][row]))
+
     def _watch(self, gaps: dict[Pair, float]) -> None:
         """Keep the watched pairs, each at most ``gaps[pair]`` within the tolerance now, until
         :attr:`most` has grown by the least ``(tolerance - gap) / moving sides``."""
@@ -285,12 +298,32 @@ class DistanceBudget:
         self._watched_until = self.most + min(left, default=math.inf)
 
     def touching_holds(self) -> bool:
-        """True while no box corner of a link pair in contact can have entered or left contact."""
+        """True while no box corner of a link pair in contact can have entered or left contact
+        (spent pairs touching through box corners alone are measured again, :meth:`_touch_again`)."""
         if self._within_headroom():
             return True
-        self._touching_check = self._check(self.touching, self._spent, _body)
+        check = self._check(self.touching, self._spent, _body)
+        if check.spent and self._touch_again(check.spent):
+            check = self._check(self.touching, self._spent, _body)
+        self._touching_check = check
         self._touching_checked_at = self.most
-        return not self._touching_check.spent
+        return not check.spent
+
+    def _touch_again(self, spent: list[Pair]) -> bool:
+        """Measure the ``spent`` link pairs in contact again when each touches through box corners
+        alone: True, with their accounts renewed from the corner gaps (closed form,
+        :meth:`~.contacts.ContactFinder.corner_gaps`), while the evaluation of the pair
+        (:meth:`~.contacts.ContactFinder.pair_contacts`) finds the same corners and nothing else
+        (a manifold point of Bullet's away from them, as of a box sliding, is another feature)."""
+        if not all(pair in self._corner_contacts for pair in spent):
+            return False
+        for pair in spent:
+            if {contact.feature for contact in self._finder.pair_contacts(pair)} != self._corner_contacts[pair]:
+                return False
+            corners = self._finder.corner_gaps(pair)
+            touching = {feature: gap for feature, gap in corners.items() if feature in self._corner_contacts[pair]}
+            self.touching[pair] = corner_slack(self._tolerance, touching, corners) + self._spent(pair[0]) + self._spent(pair[1])
+        return True
 
     def others_hold(self) -> bool:
         """True while no link pair out of contact can have come within the seed band
@@ -387,6 +420,12 @@ class DistanceBudget:
         return 0.0 if spent is None else float(spent[link[1] + 1])
 
 
+def corner_slack(tolerance: float, touching: dict[Feature, float], corners: dict[Feature, float]) -> float:
+    """How far a link pair in contact may close or open before a ``touching`` feature (feature ->
+    gap) leaves the tolerance or another of its box ``corners`` (feature -> gap) enters it."""
+    return min([tolerance - gap for gap in touching.values()] + [gap - tolerance for feature, gap in corners.items() if feature not in touching], default=np.inf)
+
+
 def budget(
     finder: ContactFinder, contacts: list[Contact], nearby: dict[Pair, float], lookahead: float, speeds: dict[int, np.ndarray]
 ) -> DistanceBudget | None:
@@ -404,15 +443,18 @@ def budget(
         groups.setdefault(pair_key(contact.pair), []).append(contact)
     touching = {}
     closest = set()
+    corner_contacts = {}
     for link_pair, group in groups.items():
         gaps: dict[Feature, float] = {}
         for contact in group:  # a feature stays in contact while its nearest point does
             gaps[contact.feature] = min(gaps.get(contact.feature, np.inf), contact.gap)
-        corners = [gap - tolerance for feature, gap in finder.corner_gaps(link_pair).items() if feature not in gaps]
+        corners = finder.corner_gaps(link_pair)
         if set(gaps) == {("pair", link_pair)}:
             closest.add(link_pair)
-            touching[link_pair] = min(corners, default=np.inf)
+            touching[link_pair] = corner_slack(tolerance, {}, corners)
         else:
-            touching[link_pair] = min([tolerance - gap for gap in gaps.values()] + corners)
-    result = DistanceBudget(finder, touching, closest, lookahead, speeds)
+            touching[link_pair] = corner_slack(tolerance, gaps, corners)
+            if all(feature[0] == "vertex" for feature in gaps):
+                corner_contacts[link_pair] = set(gaps)
+    result = DistanceBudget(finder, touching, closest, lookahead, speeds, corner_contacts)
     return result if result.touching_holds() and result.measure(nearby) else None

@@ -274,16 +274,31 @@ class ContactFinder:
         """
         result: list[Contact] = []
         for seed in self._closest_points(self.tolerance + SEED_MARGIN, None):  # Bullet's tuples: a Contact only if kept
-            body_a, body_b, link_a, link_b = seed[1], seed[2], seed[3], seed[4]
-            candidates = self._vertex_contacts(body_a, link_a, body_b, link_b, flip=False)
-            candidates += self._vertex_contacts(body_b, link_b, body_a, link_a, flip=True)
-            manifold = p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self.client)
-            manifold = [point for point in manifold if float(point[8]) <= self.tolerance]
-            if candidates or manifold:
-                result += self._reduce(candidates, manifold)
-            elif float(seed[8]) <= self.tolerance:
-                result.append(self._from_bullet(seed))
+            result += self._seed_contacts(seed)
         return result
+
+    @_one_configuration
+    def pair_contacts(self, pair: Pair) -> list[Contact]:
+        """The contacts :meth:`contacts` finds between the two links of ``pair`` (the same
+        evaluation, of one link pair)."""
+        (body_a, link_a), (body_b, link_b) = pair
+        if (body_a, body_b) not in self.pairs:  # the orientation the whole search queries it in
+            (body_a, link_a), (body_b, link_b) = (body_b, link_b), (body_a, link_a)
+        seeds = p.getClosestPoints(body_a, body_b, self.tolerance + SEED_MARGIN, link_a, link_b, physicsClientId=self.client)
+        return [contact for seed in seeds for contact in self._seed_contacts(seed)]
+
+    def _seed_contacts(self, seed: tuple) -> list[Contact]:
+        """The contacts of the link pair of one ``getClosestPoints`` answer within the seed band."""
+        body_a, body_b, link_a, link_b = seed[1], seed[2], seed[3], seed[4]
+        candidates = self._vertex_contacts(body_a, link_a, body_b, link_b, flip=False)
+        candidates += self._vertex_contacts(body_b, link_b, body_a, link_a, flip=True)
+        manifold = p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self.client)
+        manifold = [point for point in manifold if float(point[8]) <= self.tolerance]
+        if candidates or manifold:
+            return self._reduce(candidates, manifold)
+        if float(seed[8]) <= self.tolerance:
+            return [self._from_bullet(seed)]
+        return []
 
     def merge_distance(self, link_a: tuple[int, int], link_b: tuple[int, int]) -> float:
         """Points of one link pair closer than this are one point [m]: the contact tolerance

@@ -349,7 +349,7 @@ class ImpactSimulator:
         budget = self._budget
         budget.spend(self._speed.speeds(end), duration)
         if budget.touching_holds() and self._statics_unmoved():
-            manifold = p.getContactPoints(physicsClientId=self.client)  # read once: pushed points, closest-point contacts
+            manifold = p.getContactPoints(physicsClientId=self.client)  # Bullet's points after the step, read once
             if (
                 not self._pushed_by_bullet(touching, budget.touching, manifold)
                 and budget.watched_hold(manifold)
