@@ -315,6 +315,31 @@ def test_every_step_the_budget_skips_finds_no_new_contact(client: int, ground: s
     assert len(held) >= 120
 
 
+def _resting(client: int, ground: str, urdf: str) -> tuple[int, ImpactSimulator]:
+    """``urdf`` (``_load``) placed on ``ground`` and stepped 0.5 s by a simulator; its budget
+    must have skipped most of those steps."""
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    load_ground(client, ground)
+    body = _load(client, urdf, 0.0, 0.0)
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
+    for _ in range(120):
+        simulator.step()
+    assert simulator.budget_steps > 60, "the budget did not skip the resting steps"
+    return body, simulator
+
+
+def _pushed_up(simulator: ImpactSimulator, body: int, weights: float, offset: float, steps: int) -> None:
+    """``steps`` steps with an upward force of ``weights`` times the body's weight applied
+    ``offset`` along x from its centre of mass."""
+    client = simulator.client
+    mass = p.getDynamicsInfo(body, -1, physicsClientId=client)[0]
+    for _ in range(steps):
+        x, y, z = p.getBasePositionAndOrientation(body, physicsClientId=client)[0]
+        p.applyExternalForce(body, -1, [0.0, 0.0, weights * mass * GRAVITY], [x + offset, y, z], p.WORLD_FRAME, physicsClientId=client)
+        simulator.step()
+
+
 @pytest.mark.parametrize("ground", GROUNDS)
 def test_a_resting_ball_lifted_off_and_falling_back_is_caught(client: int, ground: str) -> None:
     """A ball (``sphere_small``, no damping) resting on the ground is a closest-point contact,
@@ -328,21 +353,10 @@ def test_a_resting_ball_lifted_off_and_falling_back_is_caught(client: int, groun
     that kept the pair as touching after it left contact would take the return for resting
     contact and miss the impact.  So: no event at rest or while lifting, then exactly one,
     with that ``v_minus``."""
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
-    load_ground(client, ground)
-    ball = _load(client, "sphere_small.urdf", 0.0, 0.0)
-    mass = p.getDynamicsInfo(ball, -1, physicsClientId=client)[0]
-    simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
-    for _ in range(120):
-        simulator.step()
-    resting_events, resting_budget = len(simulator.events), simulator.budget_steps
-    assert resting_budget > 60, "the budget did not skip the resting steps"
+    ball, simulator = _resting(client, ground, "sphere_small.urdf")
+    resting_events = len(simulator.events)
     lift = 6
-    for _ in range(lift):
-        position = p.getBasePositionAndOrientation(ball, physicsClientId=client)[0]
-        p.applyExternalForce(ball, -1, [0.0, 0.0, 2.0 * mass * GRAVITY], position, p.WORLD_FRAME, physicsClientId=client)
-        simulator.step()
+    _pushed_up(simulator, ball, 2.0, 0.0, lift)
     assert len(simulator.events) == resting_events
     for _ in range(60):
         simulator.step()
@@ -364,19 +378,9 @@ def test_a_resting_cube_tipped_onto_an_edge_and_falling_back_is_caught(client: i
     impact event whose contact set holds all four corners.  A budget that kept the lifted corners
     as touching would take their return for resting contact: no event while lifting, then at
     least one (it rocks), the first with 4 contacts approaching at more than 0.1 m/s."""
-    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
-    load_ground(client, ground)
-    cube = _load(client, "cube_small.urdf", 0.0, 0.0)
-    mass = p.getDynamicsInfo(cube, -1, physicsClientId=client)[0]
-    simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
-    for _ in range(120):
-        simulator.step()
-    assert not simulator.events and simulator.budget_steps > 60, "the budget did not skip the resting steps"
-    for _ in range(6):
-        x, y, z = p.getBasePositionAndOrientation(cube, physicsClientId=client)[0]
-        p.applyExternalForce(cube, -1, [0.0, 0.0, 1.5 * mass * GRAVITY], [x + 0.025, y, z], p.WORLD_FRAME, physicsClientId=client)
-        simulator.step()
+    cube, simulator = _resting(client, ground, "cube_small.urdf")
+    assert not simulator.events
+    _pushed_up(simulator, cube, 1.5, 0.025, 6)
     assert not simulator.events
     for _ in range(60):
         simulator.step()

@@ -22,7 +22,11 @@ skipped.  When only the pairs measured by their closest distance (those out of c
 those in contact through their closest point alone) have spent their slack, they are measured
 again instead of the full evaluation (:meth:`DistanceBudget.remeasure`: one
 ``getClosestPoints`` per spent link pair, or per body pair when a pair beyond the lookahead
-may have come near).  Checking every account costs O(1) while the most any link has spent
+may have come near).  A link pair in contact through box corners alone whose slack is spent is
+evaluated again on its own and kept while the same corners touch
+(:meth:`DistanceBudget.touching_holds`).  A closest-point contact (a sphere or mesh on the
+ground) has no account: Bullet's manifold, read after every step anyway, bounds its gap
+(:meth:`DistanceBudget.watched_hold`).  Checking every account costs O(1) while the most any link has spent
 since the last check of each stays within the least headroom that check found.  Bullet
 pushing a point out of contact (its speculative contacts) is not bounded here: the simulator
 checks ``getContactPoints`` every step (:func:`~.events.pushed_by_bullet`).
