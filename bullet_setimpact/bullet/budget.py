@@ -46,6 +46,9 @@ from .state import Snapshot
 
 #: Factor on the per-step displacement bound (first order for multibody links, see module docstring).
 SAFETY = 2.0
+#: A link pair measured again (:meth:`DistanceBudget.touching_holds`) is kept only if its new
+#: slack outlasts this many steps at the last step's spending.
+RENEWED_STEPS = 4.0
 
 
 def _reach(low: np.ndarray, high: np.ndarray, point: np.ndarray) -> float:
@@ -326,7 +329,10 @@ class DistanceBudget:
                 return False
             corners = self._finder.corner_gaps(pair)
             touching = {feature: gap for feature, gap in corners.items() if feature in self._corner_contacts[pair]}
-            self.touching[pair] = corner_slack(self._tolerance, touching, corners) + self._spent(pair[0]) + self._spent(pair[1])
+            slack = corner_slack(self._tolerance, touching, corners)
+            if slack <= RENEWED_STEPS * (self._step_charge(pair[0]) + self._step_charge(pair[1])):
+                return False  # gone again within a step or two: measuring it every step costs more than the evaluation
+            self.touching[pair] = slack + self._spent(pair[0]) + self._spent(pair[1])
         return True
 
     def others_hold(self) -> bool:
