@@ -366,7 +366,8 @@ class DistanceBudget:
             return False
         self._watch(nearby)
         most = self._most()
-        measured = {pair: gap for pair, gap in nearby.items() if (pair not in self.touching or pair in self._closest) and pair not in self._watched}
+        accounted = (pair for pair in nearby if (pair not in self.touching or pair in self._closest) and pair not in self._watched)
+        measured = {pair: nearby[pair] for pair in accounted}
         self.nearby = {pair: self._threshold(pair, gap) for pair, gap in measured.items()}
         band = self._tolerance + SEED_MARGIN
         self.bodies = {(a, b): self._lookahead - band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._finder.pairs}
@@ -433,7 +434,8 @@ class DistanceBudget:
 def corner_slack(tolerance: float, touching: dict[Feature, float], corners: dict[Feature, float]) -> float:
     """How far a link pair in contact may close or open before a ``touching`` feature (feature ->
     gap) leaves the tolerance or another of its box ``corners`` (feature -> gap) enters it."""
-    return min([tolerance - gap for gap in touching.values()] + [gap - tolerance for feature, gap in corners.items() if feature not in touching], default=np.inf)
+    others = [gap - tolerance for feature, gap in corners.items() if feature not in touching]
+    return min([tolerance - gap for gap in touching.values()] + others, default=np.inf)
 
 
 def budget(

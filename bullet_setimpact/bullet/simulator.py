@@ -407,7 +407,9 @@ class ImpactSimulator:
             p.setPhysicsEngineParameter(fixedTimeStep=duration, physicsClientId=self.client)
             self._current_step = duration
 
-    def _pushed_by_bullet(self, touching: set, touching_pairs: Collection | None = None, points: Sequence[tuple] | None = None) -> list[tuple]:
+    def _pushed_by_bullet(
+        self, touching: set, touching_pairs: Collection | None = None, points: Sequence[tuple] | None = None
+    ) -> list[tuple]:
         return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, touching_pairs, points)
 
     def _cap(self, remaining: float) -> None:
