@@ -311,7 +311,9 @@ def _add_law_options(parser: argparse.ArgumentParser, laws: Sequence[str]) -> No
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario parameter (repeatable)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(rollouts: int = 64, workers: int | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; ``rollouts`` and ``workers`` are ``run``'s defaults (a scenario
+    script's own are smaller, :func:`run_script`)."""
     from . import __version__
     from .laws import LAWS
 
@@ -328,9 +330,14 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="Monte Carlo rollouts of a scenario over its outcome set", add_help=False)
     run.add_argument("-h", "--help", action=_ScenarioHelp)
     run.add_argument("name", help="scenario name (see 'bullet-setimpact list') or the path of a .py scenario script")
-    run.add_argument("--rollouts", type=_positive_int, default=64, help="number of rollouts (default 64)")
+    run.add_argument("--rollouts", type=_positive_int, default=rollouts, help=f"number of rollouts (default {rollouts})")
     run.add_argument("--seed", type=_non_negative_int, default=0, help="root seed (default 0)")
-    run.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default: all cores; 1 runs in-process)")
+    run.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=workers,
+        help=f"worker processes (default: {'all cores' if workers is None else workers}; 1 runs in-process)",
+    )
     run.add_argument("--scheduler", default=None, help="address of a Dask scheduler, e.g. tcp://host:8786")
     run.add_argument("--connect-timeout", type=_positive_float, default=10.0, help=argparse.SUPPRESS)
     _add_law_options(run, sorted(LAWS))
@@ -376,18 +383,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: ``run``'s defaults for ``python scenarios/<name>.py`` (a quick look, in-process).
+SCRIPT_ROLLOUTS, SCRIPT_WORKERS = 4, 1
+
+
 def run_script(path: str, argv: Sequence[str] | None = None) -> None:
     """What ``python scenarios/<name>.py [options]`` does: ``bullet-setimpact run <path>
-    --rollouts 4 --workers 1 [options]`` (the script's own options win)."""
+    [options]``, by default with :data:`SCRIPT_ROLLOUTS` rollouts on :data:`SCRIPT_WORKERS` worker."""
     options = sys.argv[1:] if argv is None else list(argv)
     if {"-h", "--help"} & set(options):
-        print(f"python {path} [options] runs: bullet-setimpact run {path} --rollouts 4 --workers 1 [options]\n")
-    raise SystemExit(main(["run", str(path), "--rollouts", "4", "--workers", "1", *options]))
+        print(f"python {path} [options] runs: bullet-setimpact run {path} [options], with the defaults below\n")
+    raise SystemExit(main(["run", str(path), *options], rollouts=SCRIPT_ROLLOUTS, workers=SCRIPT_WORKERS))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, rollouts: int = 64, workers: int | None = None) -> int:
+    """Entry point; returns the process exit code (``rollouts``, ``workers``: ``run``'s defaults)."""
+    parser = build_parser(rollouts, workers)
     args = parser.parse_args(argv)
     try:
         args.handler(args)

@@ -34,6 +34,7 @@ from bullet_setimpact import (
 from bullet_setimpact import rollouts as rollouts_module
 from bullet_setimpact.bullet.examples import URDF_DIR, load_planar_example
 from bullet_setimpact.bullet.simulator import ImpactSimulator
+from bullet_setimpact.bullet.urdf import check_urdf
 from bullet_setimpact.cli import main
 from bullet_setimpact.laws.branch_sampling import BatchedLCPSolver, LemkeSolver
 from bullet_setimpact.render import render
@@ -181,6 +182,17 @@ def test_valid_urdfs_with_meshes_pass_the_checks_and_land_from_height(client: in
         scenario = build("urdf_drop", client, params)
         points = p.getClosestPoints(scenario.bodies["robot"], scenario.extra["ground"], 1.0, physicsClientId=client)
         assert min(point[8] for point in points) == pytest.approx(0.05, abs=1e-6), params
+
+
+def test_check_urdf_takes_the_path_as_a_string_or_a_path() -> None:
+    """The README calls ``check_urdf(path, fixed_base)`` on a file name: a ``str`` and the same
+    file as a ``Path`` give the same summary (pybullet_data's r2d2: robot ``physics``, root
+    ``base_link``, 16 links each with a ``<mass>`` in its ``<inertial>``, as the file reads)."""
+    name = os.path.join(pybullet_data.getDataPath(), "r2d2.urdf")
+    from_string, from_path = check_urdf(name, False), check_urdf(Path(name), False)
+    assert from_string == from_path
+    assert (from_string.robot, from_string.root, len(from_string.masses)) == ("physics", "base_link", 16)
+    assert all(mass is not None for mass in from_string.masses.values())
 
 
 @pytest.mark.parametrize("case", sorted(URDF_CASES))

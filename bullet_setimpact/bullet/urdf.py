@@ -13,6 +13,7 @@ positive mass (links without ``<inertial>`` have no mass, the URDF convention).
 from __future__ import annotations
 
 import math
+import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,7 @@ def _mass(path: Path, link: ET.Element) -> float | None:
     return mass
 
 
-def check_urdf(path: Path, fixed_base: bool) -> UrdfSummary:
+def check_urdf(path: str | os.PathLike[str], fixed_base: bool) -> UrdfSummary:
     """Check a URDF file before PyBullet loads it (see the module docstring for the list).
 
     A link could move if the base is free (not ``fixed_base``, and the root's mass is not
@@ -117,6 +118,7 @@ def check_urdf(path: Path, fixed_base: bool) -> UrdfSummary:
     ValueError
         Naming the file and the problem.
     """
+    path = Path(path)
     try:
         text = path.read_bytes()
     except OSError as exc:
