@@ -51,6 +51,12 @@ SAFETY = 2.0
 RENEWED_STEPS = 4.0
 
 
+def _charge(duration: float, start: np.ndarray | float, end: np.ndarray | float) -> np.ndarray | float:
+    """A link's displacement bound for a step of ``duration`` between the speed bounds ``start``
+    and ``end`` (per link, or of one link): the larger of the two, times :data:`SAFETY`."""
+    return SAFETY * duration * np.maximum(start, end)
+
+
 def _reach(low: np.ndarray, high: np.ndarray, point: np.ndarray) -> float:
     """Largest distance from ``point`` to the box ``[low, high]`` (attained at a corner)."""
     return float(np.linalg.norm(np.maximum(np.abs(low - point), np.abs(high - point))))
@@ -229,7 +235,7 @@ class DistanceBudget:
         """Charge the pending steps to each link."""
         for speeds, duration in self._pending:
             for body, speed in speeds.items():
-                self.spent[body] += SAFETY * duration * np.maximum(speed, self._speeds[body])
+                self.spent[body] += _charge(duration, self._speeds[body], speed)
             self._speeds = speeds
         self._pending.clear()
 
@@ -296,7 +302,7 @@ class DistanceBudget:
         if link[0] not in end:
             return 0.0
         row = link[1] + 1
-        return SAFETY * duration * float(max(start[link[0]][row], end[link[0]][row]))
+        return float(_charge(duration, start[link[0]][row], end[link[0]][row]))
 
     def _watch(self, gaps: dict[Pair, float]) -> None:
         """Keep the watched pairs, each at most ``gaps[pair]`` within the tolerance now, until
