@@ -28,6 +28,7 @@ import them, and otherwise uses only public names of the package.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -85,8 +86,12 @@ def solve_family(family: str, count: int, out: Path, workers: int) -> list[tuple
             runs += [tuple(run) for run in stored["runs"]]
         else:
             todo.append(job)
-    with tqdm(total=count, initial=count - sum(stop - start for _, start, stop in todo), desc=family, unit="LCP", leave=False) as bar:
-        for _, start, chunk in execute(run_chunk, todo, None, workers):
+    done = count - sum(stop - start for _, start, stop in todo)
+    with (
+        tqdm(total=count, initial=done, desc=family, unit="LCP", leave=False) as bar,
+        contextlib.closing(execute(run_chunk, todo, None, workers)) as chunks,
+    ):
+        for _, start, chunk in chunks:
             atomic_write_text(chunk_path(out, family, start), json.dumps({"stop": start + len(chunk), "runs": chunk}))
             runs += chunk
             bar.update(len(chunk))

@@ -4,9 +4,12 @@ with a one-line message and no traceback."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -396,18 +399,47 @@ def run_script(path: str, argv: Sequence[str] | None = None) -> None:
     raise SystemExit(main(["run", str(path), *options], rollouts=SCRIPT_ROLLOUTS, workers=SCRIPT_WORKERS))
 
 
+class Terminated(BaseException):
+    """``SIGTERM`` arrived (``kill``, a batch system's time limit): the command stops as on Ctrl-C (like
+    ``KeyboardInterrupt``, not an ``Exception``: no ``except Exception`` on the way swallows it)."""
+
+
+@contextlib.contextmanager
+def _terminate_as_exception() -> Iterator[None]:
+    """While the block runs, ``SIGTERM`` raises :class:`Terminated` in the main thread instead of
+    ending the process at once, so that the same cleanup as Ctrl-C's runs (the rollout pool's
+    workers are stopped, finished rollouts are already on disk).  Off the main thread (where
+    Python cannot take signals) the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None, rollouts: int = 64, workers: int | None = None) -> int:
     """Entry point; returns the process exit code (``rollouts``, ``workers``: ``run``'s defaults)."""
     parser = build_parser(rollouts, workers)
     args = parser.parse_args(argv)
     try:
-        args.handler(args)
+        with _terminate_as_exception():
+            args.handler(args)
     except (ValueError, SetImpactError, OSError) as exc:
         print(f"bullet-setimpact: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("bullet-setimpact: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("bullet-setimpact: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     return 0
 
 

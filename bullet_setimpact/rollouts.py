@@ -14,6 +14,7 @@ and the process pool are in :mod:`bullet_setimpact.pool`, the records in
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Mapping
@@ -213,9 +214,9 @@ def monte_carlo(
         if index not in records
     ]
     resumed = len(records)
-    bar = _progress_bar(rollouts, resumed, progress)
-    try:
-        for record in execute(run_rollout, pending, executor, workers):
+    # closing the results: a raise or Ctrl-C in this loop stops the pool's workers at once (bullet_setimpact.pool)
+    with _progress_bar(rollouts, resumed, progress) as bar, contextlib.closing(execute(run_rollout, pending, executor, workers)) as results:
+        for record in results:
             if record.failure is not None and on_failure == "raise":
                 raise ImpactFailure(
                     f"rollout {record.index} (seed {seed}) failed at t = {record.simulated_time:.4f} s: {record.failure}; "
@@ -225,8 +226,6 @@ def monte_carlo(
             if store is not None:
                 store.save(record)
             bar.update(1)
-    finally:
-        bar.close()
     return RolloutResults([records[index] for index in range(rollouts)], config, resumed=resumed)
 
 

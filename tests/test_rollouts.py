@@ -105,12 +105,93 @@ def test_a_killed_worker_is_replaced(tmp_path: Path) -> None:
     out = tmp_path / "run"
     process = _run_in_subprocess(out, 16, workers=2)
     _wait_for_files(out, 2, process)
-    workers = [child for child in _children(process.pid) if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()]
+    workers = _pool_workers(process.pid)
     assert workers, "no worker processes found"
     os.kill(workers[0], signal.SIGKILL)
     assert process.wait(timeout=180) == 0, process.stderr.read().decode() if process.stderr else ""
     resumed = monte_carlo(SCENARIO, 16, seed=1, out=out, params=FAST, executor="serial")
     _same(resumed, monte_carlo(SCENARIO, 16, seed=1, params=FAST, executor="serial"))
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _wait_until_gone(pids: list[int], timeout: float = 30.0) -> list[int]:
+    """The ``pids`` still alive after waiting up to ``timeout`` s for all of them to end."""
+    deadline = time.monotonic() + timeout
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [pid for pid in pids if _alive(pid)]
+
+
+def _pool_workers(pid: int) -> list[int]:
+    return [child for child in _children(pid) if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()]
+
+
+def _mark_and_sleep(job: tuple[str, int]) -> int:
+    """A pool task: leave a file named after the task, then sleep 0.5 s."""
+    directory, index = job
+    (Path(directory) / str(index)).touch()
+    time.sleep(0.5)
+    return index
+
+
+def test_closing_the_results_early_stops_the_pool_at_once(tmp_path: Path) -> None:
+    """A caller that stops reading (an exception or Ctrl-C in its loop, or ``close()``) must not
+    leave the pool running the queued tasks: 20 tasks of 0.5 s on 2 workers, closed after the
+    first 2 results.  Run to the end they would take 5 s; 3 s after the close, at most the 2
+    done, the 2 in flight and the pool's 3 pre-queued (2 workers + 1) may have started, and
+    the workers are gone.  Before the fix all 20 ran, during the interpreter's exit."""
+    from bullet_setimpact.pool import execute
+
+    results = execute(_mark_and_sleep, [(str(tmp_path), index) for index in range(20)], None, 2)
+    received = [next(results), next(results)]
+    workers = _pool_workers(os.getpid())
+    assert len(workers) == 2
+    results.close()
+    assert _wait_until_gone(workers) == []
+    time.sleep(3.0)
+    assert len(received) == 2 and len(list(tmp_path.iterdir())) <= 7
+
+
+def test_sigterm_stops_the_cli_and_its_workers_and_the_run_resumes(tmp_path: Path) -> None:
+    """``kill`` (SIGTERM) of ``bullet-setimpact run`` on a 2-worker pool: it says so and exits
+    with 128 + 15 = 143 at once, its workers end with it, and resuming into the same
+    directory gives exactly the uninterrupted run.  Before the fix the main process died
+    and its workers stayed blocked on the pool's pipes, re-parented to init."""
+    out = tmp_path / "run"
+    argv = ["run", SCENARIO, "--rollouts", "40", "--seed", "1", "--workers", "2", "--out", str(out), "--param", "duration=0.15"]
+    process = subprocess.Popen([sys.executable, "-m", "bullet_setimpact.cli", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _wait_for_files(out, 2, process)
+    workers = _pool_workers(process.pid)
+    assert workers, "no worker processes found"
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 143
+    assert "bullet-setimpact: terminated" in (process.stderr.read().decode() if process.stderr else "")
+    assert _wait_until_gone(workers) == []
+    on_disk = len(list(out.glob("rollout_*.npz")))
+    resumed = monte_carlo(SCENARIO, 40, seed=1, out=out, params=FAST, executor="serial")
+    assert resumed.resumed == on_disk < 40
+    _same(resumed, monte_carlo(SCENARIO, 40, seed=1, params=FAST, executor="serial"))
+
+
+def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """SIGKILL leaves no cleanup to the parent: its pool workers must notice on their own
+    (within :data:`~bullet_setimpact.pool.PARENT_POLL` s) and end, not wait forever on the
+    pool's pipes."""
+    out = tmp_path / "run"
+    process = _run_in_subprocess(out, 40, workers=2)
+    _wait_for_files(out, 2, process)
+    workers = _pool_workers(process.pid)
+    assert workers, "no worker processes found"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert _wait_until_gone(workers) == []
 
 
 def test_corrupted_file_is_redone_and_foreign_directories_refused(tmp_path: Path) -> None:
