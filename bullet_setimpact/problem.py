@@ -130,7 +130,10 @@ class ImpactProblem:
         if m == 0:
             raise ValueError("Jn must have at least one contact row (m = 0)")
         if Jn.shape[1] != nv:
-            raise ValueError(f"Jn must have shape (m, {nv}) to match M, got {Jn.shape}")
+            raise ValueError(
+                f"Jn has {Jn.shape[1]} columns but M is {nv} x {nv}: both must have one column per generalized velocity "
+                f"(Jn of shape (m, {nv}) for this M, or M of size {Jn.shape[1]} for this Jn)"
+            )
         if Jt.shape[0] != m or Jt.shape[1] not in (1, 2) or Jt.shape[2] != nv:
             raise ValueError(f"Jt must have shape ({m}, 1, {nv}) or ({m}, 2, {nv}), got {Jt.shape}")
         mu_array = _per_contact("mu", mu, m)

@@ -15,7 +15,8 @@ and refused with a ``ValueError`` naming the file and the problem: not found, no
 well-formed XML (e.g. truncated), not a ``<robot>``, a link or joint that is malformed (a
 joint of unknown type, a revolute or prismatic one without ``<limit>``), a mesh it
 references that does not exist where PyBullet would look for it or that PyBullet cannot
-read, no collision geometry, or no link that could move having a positive mass.  Links
+read, no collision geometry, or no link that could move having a positive mass; and a root
+link of mass 0 without ``fixed_base`` (PyBullet fixes such a base, so it would not drop).  Links
 without ``<inertial>`` have no mass (the URDF convention; PyBullet would silently give them
 1 kg).
 
@@ -68,6 +69,12 @@ def build(client: int, **params: Any) -> Scenario:
     require(params, "law_step", params["law_step"] >= 0.0, ">= 0 N s (0 for 'auto')")
     require(params, "law_max_steps", params["law_max_steps"] >= 1, ">= 1")
     summary = check_urdf(resolve_urdf(params["urdf"]), params["fixed_base"])
+    if not params["fixed_base"] and summary.masses[summary.root] == 0.0:
+        raise ValueError(
+            f"URDF {summary.path}: its root link {summary.root!r} has mass 0, which PyBullet takes as a fixed base: "
+            "released, it would hang where it is loaded and never drop; give the root a positive mass, or set "
+            "fixed_base=true to fix it deliberately (an arm over the ground)"
+        )
     ground = load_static(client)
     orientation = p.getQuaternionFromEuler([params["roll"], params["pitch"], params["yaw"]])
     try:

@@ -115,6 +115,12 @@ def test_bad_urdf_is_refused_before_pybullet_loads_it(client: int, tmp_path: Pat
             _robot(_link("base", 5.0), _link("arm", 0.0), _joint("base", "arm")), {"fixed_base": True}, "the base is fixed", id="fixed-base"
         ),
         pytest.param(_robot(_link("base", 0.0)), {}, "the root link's mass 0 makes PyBullet fix the base", id="static-root"),
+        pytest.param(
+            _robot(_link("base", 0.0), _link("arm", 2.0), _joint("base", "arm")),
+            {},
+            "its root link 'base' has mass 0, which PyBullet takes as a fixed base: released, it would hang where it is loaded",
+            id="static-root-arm",
+        ),
         pytest.param(_robot(_link("base", "heavy")), {}, "link 'base' has a mass that is not a number ('heavy')", id="mass-text"),  # type: ignore[arg-type]  # deliberate
         pytest.param(_robot(_link("base", -1.0)), {}, "link 'base' has mass '-1.0'; expected a finite number >= 0", id="negative-mass"),
         pytest.param(
@@ -145,7 +151,8 @@ def test_bad_urdf_is_refused_before_pybullet_loads_it(client: int, tmp_path: Pat
 def test_other_urdf_defects_are_named(client: int, tmp_path: Path, urdf: str, params: dict[str, Any], fragment: str) -> None:
     """Links without mass (no ``<inertial>``: massless by the URDF convention, though PyBullet
     would invent 1 kg), a fixed base whose only mass is the base, a root of mass 0 (PyBullet
-    then fixes the base), a non-numeric or negative mass, no collision geometry, a non-URDF
+    then fixes the base: with nothing else to move, or as a base released to drop, like
+    pybullet_data's kuka arm, whose drop would have no impact), a non-numeric or negative mass, no collision geometry, a non-URDF
     XML file, links that do not form one tree, a revolute joint without ``<limit>`` or of an unknown
     type, and a mesh format PyBullet cannot read."""
     path = tmp_path / "defect.urdf"

@@ -20,7 +20,7 @@ def _planar_point_mass() -> ImpactProblem:
         ({"M": np.array([[1.0, 0.5], [0.0, 1.0]])}, "M must be symmetric"),
         ({"M": np.array([[1.0, 0.0], [0.0, -1.0]])}, "M must be positive definite"),
         ({"M": np.array([[1.0, np.nan], [np.nan, 1.0]])}, "M must be finite"),
-        ({"M": np.eye(3)}, "Jn must have shape"),
+        ({"M": np.eye(3)}, r"Jn has 2 columns but M is 3 x 3: both must have one column per generalized velocity"),
         ({"Jn": np.zeros((0, 2)), "Jt": np.zeros((0, 1, 2))}, "m = 0"),
         ({"Jn": np.array([[0.0, np.inf]])}, "Jn must be finite"),
         ({"Jt": np.zeros((1, 3, 2))}, "Jt must have shape"),
