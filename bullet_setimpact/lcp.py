@@ -211,6 +211,41 @@ def safe_inverse(B: np.ndarray) -> np.ndarray | None:
     return inverse if info == 0 else None
 
 
+#: Sweeps of :func:`equilibration`.
+EQUILIBRATION_SWEEPS = 10
+
+
+def equilibration(W: np.ndarray) -> np.ndarray:
+    """Positive ``d`` such that ``diag(d) W diag(d)`` has rows and columns of largest magnitude near 1
+    (Ruiz's symmetric scaling, :data:`EQUILIBRATION_SWEEPS` sweeps; a zero row and column keeps 1).
+
+    ``LCP(D W D, D w)`` with ``D = diag(d)`` is the same problem: its ``z'`` and ``y'`` are
+    ``z / d`` and ``d y``, so signs, complementarity and the complementary bases are kept.  A
+    step LCP mixing mass ratios of 1e8 with friction coefficients of 1e5 spans many decades in
+    ``W``; scaled, Lemke's pivots and ratio tests see entries of one size."""
+    d = np.ones(W.shape[0])
+    magnitude = np.abs(W)
+    for _ in range(EQUILIBRATION_SWEEPS):
+        scaled = d[:, None] * magnitude * d[None, :]
+        largest = np.maximum(scaled.max(axis=1), scaled.max(axis=0))
+        d /= np.sqrt(np.where(largest > 0.0, largest, 1.0))
+    return d
+
+
+def lemke_equilibrated(W: np.ndarray, w: np.ndarray, covering: np.ndarray | None, max_pivots: int | None, tol: float) -> LCPSolution:
+    """:func:`lemke` on the equilibrated ``LCP(D W D, D w)`` (:func:`equilibration`), its basis checked on ``LCP(W, w)``.
+
+    Pair ``i``'s basic value is ``z_i = d_i z'_i`` or ``y_i = y'_i / d_i``, so the original basis
+    inverse is ``diag(r) B'^-1 D`` with ``r_i = d_i`` where ``z_i`` is basic, else ``1 / d_i``;
+    the solution is computed, refined and residual-checked on the original problem
+    (:class:`LemkeError` above ``tol``), whatever the scaled residual was."""
+    d = equilibration(W)
+    scaled = lemke(d[:, None] * W * d[None, :], d * w, covering=covering, max_pivots=max_pivots, tol=math.inf)
+    assert scaled.basis_inverse is not None  # Lemke's solutions always carry their basis inverse
+    inverse = np.where(scaled.basis, d, 1.0 / d)[:, None] * scaled.basis_inverse * d[None, :]
+    return _checked_solution(W, w, scaled.basis, inverse, scaled.pivots, tol)
+
+
 def check_lcp(W: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``W`` and ``w`` as float arrays of matching shapes, finite; ValueError otherwise."""
     W = np.asarray(W, dtype=float)

@@ -25,6 +25,7 @@ from .lcp import (
     default_coverings,
     lcp_residual,
     lemke,
+    lemke_equilibrated,
     random_covering,
     safe_inverse,
 )
@@ -55,7 +56,7 @@ def large_lcp_coverings(n: int) -> list[np.ndarray]:
 
 
 #: The stages of :func:`solve_lcp`, in order (``LCPSolution.method``).
-METHODS = ("lemke", "lemke default covering", "lemke longdouble", "milp")
+METHODS = ("lemke", "lemke default covering", "lemke longdouble", "lemke equilibrated", "milp")
 
 
 def solve_lcp(
@@ -78,7 +79,11 @@ def solve_lcp(
        above :data:`PIVOT_CAP_SIZE` one random covering vector (not three) is tried in
        stage 1, the default ones in the order of :func:`large_lcp_coverings`, and each path
        is capped at :data:`LARGE_PIVOT_FACTOR` ``n`` pivots;
-    4. ``"milp"``: the complete method (:func:`complete_solve`).
+    4. ``"lemke equilibrated"``: the default coverings on the equilibrated LCP
+       (:func:`~bullet_setimpact.lcp.lemke_equilibrated`), checked on the original: where
+       ``W`` spans many decades (mass ratios 1e8 beside mu 1e5), the scaled path rarely ends on
+       the secondary rays the unscaled one does;
+    5. ``"milp"``: the complete method (:func:`complete_solve`).
 
     Parameters
     ----------
@@ -91,9 +96,9 @@ def solve_lcp(
     bounds : array_like, shape (n,), or a callable returning one, optional
         Upper bounds ``z <= bounds`` that some solution satisfies, if one exists (e.g.
         :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`).  With them an infeasible
-        mixed-integer problem proves that the LCP has no solution; without them stage 4
+        mixed-integer problem proves that the LCP has no solution; without them stage 5
         searches growing boxes and can only prove it when ``{z >= 0, Wz + w >= 0}`` is empty.
-        A callable is called only if stage 4 is reached (Lemke almost always answers first).
+        A callable is called only if stage 5 is reached (Lemke almost always answers first).
     tol : float
         Relative residual (:func:`lcp_residual`) every returned solution meets.
 
@@ -118,14 +123,19 @@ def solve_lcp(
                 return lemke(W, w, covering=d, max_pivots=max_pivots, tol=tol)
             except LemkeError as exc:
                 reasons.append(str(exc))
-    stages: list[tuple[str, type]] = [("lemke default covering" if reasons else "lemke", np.float64)]
+
+    def plain(dtype: type) -> Callable[[np.ndarray | None], LCPSolution]:
+        return lambda start: lemke(W, w, covering=start, max_pivots=max_pivots, tol=tol, dtype=dtype)
+
+    stages = [("lemke default covering" if reasons else "lemke", plain(np.float64))]
     if n <= LARGE_LCP:
-        stages.append(("lemke longdouble", np.longdouble))
+        stages.append(("lemke longdouble", plain(np.longdouble)))
+    stages.append(("lemke equilibrated", lambda start: lemke_equilibrated(W, w, start, max_pivots, tol)))
     coverings: list[np.ndarray | None] = list(large_lcp_coverings(n)) if large else [None]
-    for method, dtype in stages:
+    for method, solve in stages:
         for start in coverings:
             try:
-                solution = lemke(W, w, covering=start, max_pivots=max_pivots, tol=tol, dtype=dtype)
+                solution = solve(start)
             except LemkeError as exc:
                 reasons.append(str(exc))
                 continue
@@ -141,7 +151,7 @@ VERDICT_RETRY_FACTOR = 1e3
 
 
 def complete_solve(W: np.ndarray, w: np.ndarray, bounds: np.ndarray | None, tol: float = RESIDUAL_TOL, context: str = "") -> LCPSolution:
-    """Stage 4 of :func:`solve_lcp`: the mixed-integer formulation (:func:`~bullet_setimpact.lcp_milp.milp_lcp`), polished.
+    """Stage 5 of :func:`solve_lcp`: the mixed-integer formulation (:func:`~bullet_setimpact.lcp_milp.milp_lcp`), polished.
 
     With ``bounds`` one solve decides the LCP (an infeasible verdict is confirmed on a larger
     box, :data:`VERDICT_RETRY_FACTOR`).  Without, a linear program first checks

@@ -336,8 +336,61 @@ def test_complete_stage_solves_step_lcps_to_full_precision(seed: int, duplicate:
     problem, caps, v = _step_lcp(seed, duplicate=duplicate)
     W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
     monkeypatch.setattr(lcp_module, "lemke", _always_fails)
+    monkeypatch.setattr(lcp_module, "lemke_equilibrated", _always_fails)
     solution = solve_lcp(W, w, rng=np.random.default_rng(seed), bounds=step_lcp_bounds(problem, caps, v))
     assert solution.method == "milp" and solution.fallback
+    assert lcp_residual(W, w, solution.z) <= RESIDUAL_TOL
+
+
+def _badly_scaled_p_lcp(seed: int, n: int = 6) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(W, w, A, q)``: a P-matrix LCP ``(A, q)`` and its scaled copy ``W = S A S``, ``w = S q``, with
+    ``S`` from 1e-4 to 1e4 (``W``'s entries span 16 decades).  ``z_A`` solves ``(A, q)`` iff
+    ``S^-1 z_A`` solves ``(W, w)``: ``S q + S A S (S^-1 z_A) = S (q + A z_A)`` keeps signs and
+    complementarity, so the scaled LCP's unique solution is ``S^-1 z_A``."""
+    A, q = _random_lcp(seed, n, "p", degenerate=seed % 2 == 1)
+    scale = np.geomspace(1e-4, 1e4, n)[np.random.default_rng(seed).permutation(n)]
+    return scale[:, None] * A * scale[None, :], scale * q, A, q
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_equilibration_bounds_every_entry_by_one_and_evens_the_rows(seed: int) -> None:
+    """Each sweep divides entry ``(i, j)`` by ``sqrt(r_i r_j)`` with ``r_i, r_j`` (the largest of row
+    and column ``i``, ``j``) both at least that entry, so after any sweep every entry is at most 1
+    (up to rounding); and the rows' largest entries, 16 decades apart before, end within a
+    factor 100 (Ruiz's scaling converges linearly; 10 sweeps)."""
+    W = _badly_scaled_p_lcp(seed)[0]
+    d = lcp.equilibration(W)
+    scaled = np.abs(d[:, None] * W * d[None, :])
+    assert np.all(d > 0.0) and scaled.max() <= 1.0 + 1e-12
+    assert scaled.max(axis=1).min() >= 1e-2
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lemke_equilibrated_returns_the_unique_solution_of_a_badly_scaled_lcp(seed: int) -> None:
+    """On ``W = S A S`` (:func:`_badly_scaled_p_lcp`) the unique solution is ``S^-1 z_A``, with ``z_A``
+    found by brute force on the well-scaled ``(A, q)``; ``lemke_equilibrated`` returns it, and its
+    basis inverse (mapped back from the scaled basis) reproduces it as ``B^-1 w``."""
+    W, w, A, q = _badly_scaled_p_lcp(seed)
+    (expected_A,) = _brute_force_solutions(A, q)
+    scale = np.geomspace(1e-4, 1e4, w.shape[0])[np.random.default_rng(seed).permutation(w.shape[0])]
+    solution = lcp.lemke_equilibrated(W, w, None, None, RESIDUAL_TOL)
+    np.testing.assert_allclose(solution.z * scale, expected_A, rtol=1e-9, atol=1e-9 * (1.0 + np.abs(expected_A).max()))
+    assert solution.basis_inverse is not None
+    basic = np.where(solution.basis, solution.basis_inverse @ w, 0.0)
+    np.testing.assert_allclose(basic * scale, expected_A, rtol=1e-9, atol=1e-9 * (1.0 + np.abs(expected_A).max()))
+    assert lcp_residual(W, w, solution.z) <= RESIDUAL_TOL
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_solve_lcp_tries_the_equilibrated_lcp_before_the_complete_stage(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With Lemke on the unscaled LCP made to fail (every covering, float64 and longdouble),
+    ``solve_lcp`` answers from the equilibrated stage, says so, and its solution passes the
+    residual check recomputed here on the original step LCP."""
+    problem, caps, v = _step_lcp(seed)
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    monkeypatch.setattr(lcp_module, "lemke", _always_fails)
+    solution = solve_lcp(W, w, rng=np.random.default_rng(seed), bounds=step_lcp_bounds(problem, caps, v))
+    assert solution.method == "lemke equilibrated" and solution.fallback
     assert lcp_residual(W, w, solution.z) <= RESIDUAL_TOL
 
 
