@@ -30,6 +30,7 @@ import numpy as np
 import pybullet
 
 from .bullet import simulator as _simulator
+from .bullet.inventory import client_id
 from .bullet.simulator import ImpactSimulator
 
 #: Bullet's own ``stepSimulation`` (the one the simulator steps with).
@@ -79,11 +80,6 @@ def _bullet_client_classes() -> list[type]:
     return [BulletClient]
 
 
-def _client_id(client: Any) -> Any:
-    """A client id: ``client`` itself, or a ``BulletClient``'s id (its ``_client``)."""
-    return client if isinstance(client, (int, np.integer)) else getattr(client, "_client", client)
-
-
 def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None = None, **simulator_kwargs: Any) -> ImpactSimulator:
     """Hook ``client`` (an id or a ``BulletClient``): from now on its ``stepSimulation`` is
     ``ImpactSimulator(law, client, seed, **simulator_kwargs).step()``.  Returns that simulator.
@@ -92,7 +88,7 @@ def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None
     that is already hooked raises ``RuntimeError``; :func:`uninstall` removes the hook.
     """
     global _previous
-    client = _client_id(client)
+    client = client_id(client)
     with _lock:
         if client in _hooked:
             raise RuntimeError(f"PyBullet client {client!r} is already hooked; call bullet_setimpact.uninstall({client!r}) first")
@@ -115,7 +111,7 @@ def uninstall(client: Any = 0) -> ImpactSimulator:
     Removing the last hook restores ``pybullet.stepSimulation`` and ``BulletClient`` exactly
     as :func:`install` found them.  ``ValueError`` if the client is not hooked.
     """
-    client = _client_id(client)
+    client = client_id(client)
     with _lock:
         if client not in _hooked:
             raise ValueError(f"PyBullet client {client!r} is not hooked; hooked clients: {sorted(_hooked)}")

@@ -194,6 +194,11 @@ class RolloutResults:
             Naming ``path`` if it (or its ``.json`` sidecar) is not a results file.
         """
         path = Path(path)
+        if path.is_dir():
+            raise ValueError(
+                f"{path} is a directory, not a file written by save(); a results directory of monte_carlo(out=...) is read "
+                "back by calling monte_carlo again with the same arguments (the rollouts on disk are loaded, none rerun)"
+            )
         grouped: dict[int, dict[str, np.ndarray]] = {}
         try:
             with np.load(path, allow_pickle=False) as data:

@@ -423,8 +423,8 @@ def test_full_disk_names_the_problem_and_leaves_no_partial_file(
 
 
 def test_loading_results_that_do_not_exist_or_are_not_results_names_the_file(tmp_path: Path) -> None:
-    """A missing file, a file of garbage bytes and an ``.npz`` of other arrays: each error
-    names the file."""
+    """A missing file, a file of garbage bytes, an ``.npz`` of other arrays and a directory (a
+    run's ``out``): each error names the path (the last says how a run directory is read)."""
     missing = tmp_path / "nothere.npz"
     with pytest.raises(FileNotFoundError, match=r"nothere\.npz"):
         RolloutResults.load(missing)
@@ -435,6 +435,8 @@ def test_loading_results_that_do_not_exist_or_are_not_results_names_the_file(tmp
     for path in (garbage, foreign):
         with pytest.raises(ValueError, match=rf"{path.name} is not a RolloutResults file written by save\(\)"):
             RolloutResults.load(path)
+    with pytest.raises(ValueError, match=r"is a directory, not a file written by save\(\); a results directory of monte_carlo\(out=...\)"):
+        RolloutResults.load(tmp_path)  # a run's out directory: the message says how it is read back
 
 
 # ------------------------------------------------------------------------------ CLI

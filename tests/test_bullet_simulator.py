@@ -283,6 +283,8 @@ def test_bad_input_is_named(client: int) -> None:
     load_planar_example(client, "rocking_block")
     with pytest.raises(ValueError, match="law must have a resolve"):
         ImpactSimulator(object(), client)
+    with pytest.raises(ValueError, match=r"got the class RouthImpact; create one, e.g. RouthImpact\(...\)"):
+        ImpactSimulator(RouthImpact, client)  # before: accepted, a TypeError at the first impact
     with pytest.raises(ValueError, match="contact_tolerance must be a positive number"):
         ImpactSimulator(AnitescuPotraImpact(), client, contact_tolerance=-1e-4)
     with pytest.raises(ValueError, match="impact_velocity_threshold must be a positive number"):
@@ -346,3 +348,16 @@ def test_localize_finds_the_crossing_without_re_simulating_the_ends() -> None:
     calls.clear()
     assert localize(gap_after, 4e-3, -1e-5, 2e-3, 1e-4, 1e-5) == 4e-3
     assert not calls
+
+
+def test_a_bullet_client_is_accepted_like_its_id() -> None:
+    """``ImpactSimulator`` takes a ``pybullet_utils`` ``BulletClient`` as ``hook`` does: the
+    simulator works on that client's id."""
+    from pybullet_utils.bullet_client import BulletClient
+
+    bullet = BulletClient(connection_mode=p.DIRECT)
+    try:
+        load_planar_example(bullet._client, "rocking_block")
+        assert ImpactSimulator(AnitescuPotraImpact(), bullet).client == bullet._client
+    finally:
+        bullet.disconnect()

@@ -9,6 +9,7 @@ way to reset joint states (:func:`reset_joint_states`); and :func:`check_client`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pybullet as p
@@ -26,10 +27,16 @@ JOINT_NAMES = {
 }
 
 
-def check_client(client: int) -> int:
-    """Return ``client`` if it is connected to a physics server, else raise ``ValueError``."""
+def client_id(client: Any) -> Any:
+    """A client id: ``client`` itself, or a ``pybullet_utils`` ``BulletClient``'s id (its ``_client``)."""
+    return client if isinstance(client, (int, np.integer)) else getattr(client, "_client", client)
+
+
+def check_client(client: Any) -> int:
+    """The id of ``client`` (an id or a ``BulletClient``) if it is connected to a physics server, else ``ValueError``."""
+    client = client_id(client)
     if isinstance(client, bool) or not isinstance(client, (int, np.integer)):
-        raise ValueError(f"client must be a PyBullet client id (int), got {client!r}")
+        raise ValueError(f"client must be a PyBullet client id (int) or a BulletClient, got {client!r}")
     if not p.isConnected(physicsClientId=int(client)):
         raise ValueError(f"PyBullet client {client} is not connected; expected the id returned by p.connect()")
     return int(client)

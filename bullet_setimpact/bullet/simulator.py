@@ -129,8 +129,8 @@ class ImpactSimulator:
     ----------
     law : object with ``resolve(problem, v_minus, rng) -> ImpactResult``
         Any impact law (:data:`bullet_setimpact.LAWS`); it never sees PyBullet.
-    client : int
-        PyBullet client id.
+    client : int or BulletClient
+        PyBullet client id, or a ``pybullet_utils`` ``BulletClient`` (its id is used).
     seed : None, int or SeedSequence
         Seed of the simulator's random generator (passed to the law at each event).
     contact_tolerance : float
@@ -154,7 +154,7 @@ class ImpactSimulator:
     def __init__(
         self,
         law: Any,
-        client: int = 0,
+        client: Any = 0,
         seed: int | np.random.SeedSequence | None = None,
         contact_tolerance: float = 1e-4,
         impact_velocity_threshold: float = 1e-3,
@@ -164,6 +164,8 @@ class ImpactSimulator:
         diagnostics: bool = False,
         friction_directions: int | None = None,
     ) -> None:
+        if isinstance(law, type):
+            raise ValueError(f"law must be an impact law instance, got the class {law.__name__}; create one, e.g. {law.__name__}(...)")
         if not callable(getattr(law, "resolve", None)):
             raise ValueError(f"law must have a resolve(problem, v_minus, rng) method, got {type(law).__name__}")
         if on_failure not in ("raise", "fallback"):
