@@ -10,7 +10,7 @@ naming the fix instead of restarting.  A pool whose worker died mid-run (a crash
 is rebuilt, at most :data:`MAX_POOL_RESTARTS` times.
 
 Stopping: when the caller stops early (Ctrl-C, an exception, or it closes the generator of
-:func:`execute`), the owned pool's queued rollouts are cancelled and its workers terminated at
+:func:`execute`), the owned pool's queued rollouts are cancelled and its workers killed at
 once: the rollouts in flight are lost (a resumed run redoes them with the same seeds), and
 nothing keeps computing results nobody will save.  A worker whose parent died without that
 (``SIGKILL``) exits by itself within :data:`PARENT_POLL` seconds instead of waiting forever
