@@ -232,14 +232,17 @@ def equilibration(W: np.ndarray) -> np.ndarray:
     return d
 
 
-def lemke_equilibrated(W: np.ndarray, w: np.ndarray, covering: np.ndarray | None, max_pivots: int | None, tol: float) -> LCPSolution:
-    """:func:`lemke` on the equilibrated ``LCP(D W D, D w)`` (:func:`equilibration`), its basis checked on ``LCP(W, w)``.
+def lemke_equilibrated(
+    W: np.ndarray, w: np.ndarray, covering: np.ndarray | None, max_pivots: int | None, tol: float, d: np.ndarray | None = None
+) -> LCPSolution:
+    """:func:`lemke` on the equilibrated ``LCP(D W D, D w)``, its basis checked on ``LCP(W, w)``;
+    ``d`` is :func:`equilibration` of ``W`` (computed if not given: pass it to try several coverings).
 
     Pair ``i``'s basic value is ``z_i = d_i z'_i`` or ``y_i = y'_i / d_i``, so the original basis
     inverse is ``diag(r) B'^-1 D`` with ``r_i = d_i`` where ``z_i`` is basic, else ``1 / d_i``;
     the solution is computed, refined and residual-checked on the original problem
     (:class:`LemkeError` above ``tol``), whatever the scaled residual was."""
-    d = equilibration(W)
+    d = equilibration(W) if d is None else d
     scaled = lemke(d[:, None] * W * d[None, :], d * w, covering=covering, max_pivots=max_pivots, tol=math.inf)
     assert scaled.basis_inverse is not None  # Lemke's solutions always carry their basis inverse
     inverse = np.where(scaled.basis, d, 1.0 / d)[:, None] * scaled.basis_inverse * d[None, :]

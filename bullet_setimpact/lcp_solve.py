@@ -10,6 +10,7 @@ returned solution passes the same residual check; nothing inexact is ever return
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -23,6 +24,7 @@ from .lcp import (
     basis_matrix,
     check_lcp,
     default_coverings,
+    equilibration,
     lcp_residual,
     lemke,
     lemke_equilibrated,
@@ -130,7 +132,8 @@ def solve_lcp(
     stages = [("lemke default covering" if reasons else "lemke", plain(np.float64))]
     if n <= LARGE_LCP:
         stages.append(("lemke longdouble", plain(np.longdouble)))
-    stages.append(("lemke equilibrated", lambda start: lemke_equilibrated(W, w, start, max_pivots, tol)))
+    scaling = functools.cache(lambda: equilibration(W))  # once for all the stage's coverings
+    stages.append(("lemke equilibrated", lambda start: lemke_equilibrated(W, w, start, max_pivots, tol, scaling())))
     coverings: list[np.ndarray | None] = list(large_lcp_coverings(n)) if large else [None]
     for method, solve in stages:
         for start in coverings:
