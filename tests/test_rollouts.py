@@ -17,6 +17,7 @@ from bullet_setimpact.cli import main
 from bullet_setimpact.laws import RouthImpact
 from bullet_setimpact.laws.base import LawOutcome
 from bullet_setimpact.plotting import first_impact_normals, rollouts_figure
+from bullet_setimpact.pool import execute
 from bullet_setimpact.rollouts import RolloutResults, monte_carlo
 
 SCENARIO = "rocking_block"
@@ -117,7 +118,7 @@ def _alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"
-    except FileNotFoundError:
+    except OSError:  # gone before the open (FileNotFoundError) or between the open and the read (ESRCH)
         return False
 
 
@@ -147,8 +148,6 @@ def test_closing_the_results_early_stops_the_pool_at_once(tmp_path: Path) -> Non
     first 2 results.  Run to the end they would take 5 s; 3 s after the close, at most the 2
     done, the 2 in flight and the pool's 3 pre-queued (2 workers + 1) may have started, and
     the workers are gone.  Before the fix all 20 ran, during the interpreter's exit."""
-    from bullet_setimpact.pool import execute
-
     results = execute(_mark_and_sleep, [(str(tmp_path), index) for index in range(20)], None, 2)
     received = [next(results), next(results)]
     workers = _pool_workers(os.getpid())
