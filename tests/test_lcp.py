@@ -163,6 +163,44 @@ def test_safe_inverse_rejects_ill_conditioned_bases() -> None:
     assert lcp.safe_inverse(np.array([[1.0, np.inf], [0.0, 1.0]])) is None
 
 
+@pytest.mark.parametrize("n", [20, lcp.SPARSE_PIVOT_SIZE + 72])
+def test_invert_basis_inverts_the_basis_matrix(n: int) -> None:
+    """``invert_basis`` from the principal block ``W_ZZ`` (above SPARSE_PIVOT_SIZE) or directly.
+
+    ``B`` has columns ``-W_j`` (``j`` basic) and ``e_j``: ``X B = I`` for ``X`` its inverse,
+    checked to 1e-10 (``W`` standard normal plus ``n I``, so ``W_ZZ`` is strictly diagonally
+    dominant on average and well conditioned).  A basic ``z`` whose column of ``W`` repeats
+    another basic one makes ``W_ZZ`` (and ``B``) singular: ``LinAlgError``.
+    """
+    rng = np.random.default_rng(n)
+    W = rng.standard_normal((n, n)) + n * np.eye(n)
+    basis = rng.random(n) < 0.4
+    np.testing.assert_allclose(lcp.invert_basis(W, basis) @ basis_matrix(W, basis), np.eye(n), atol=1e-10)
+    first, second = basis.nonzero()[0][:2]
+    W[:, second] = W[:, first]
+    W[second] = W[first]
+    with pytest.raises(np.linalg.LinAlgError):
+        lcp.invert_basis(W, basis)
+
+
+def test_large_pivots_update_the_tableau_as_the_dense_rank_one_update() -> None:
+    """Above SPARSE_PIVOT_SIZE a pivot updates only the columns where the pivot row is nonzero,
+    through ``tableau.T``: the same IEEE operations (one product and one difference per entry)
+    as the dense ``T - column (T_r / column_r)^T``, so the tableaus are equal bit for bit."""
+    rng = np.random.default_rng(3)
+    n = lcp.SPARSE_PIVOT_SIZE + 40
+    tableau = np.asfortranarray(rng.standard_normal((n, n + 1)) * (rng.random((n, n + 1)) < 0.1))
+    row = int(np.argmax(np.count_nonzero(tableau, axis=1)))
+    column = rng.standard_normal(n)
+    pivot_row = tableau[row] / column[row]
+    expected = tableau - np.multiply.outer(column, pivot_row)
+    expected[row] = pivot_row
+    basic = np.arange(n)
+    assert lcp._pivot(tableau, basic, row, column, 2 * n) == row
+    assert basic[row] == 2 * n
+    np.testing.assert_array_equal(tableau, expected)
+
+
 def test_lemke_pivot_cap_is_reported() -> None:
     """A problem needing more than one pivot fails loudly when capped at one pivot."""
     W, w = _random_lcp(3, 5, "p", degenerate=False)
