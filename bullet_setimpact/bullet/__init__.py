@@ -11,5 +11,6 @@ from .configuration import Configuration
 from .frames import rotation_matrix
 from .inventory import check_client
 from .model import WorldModel
+from .urdf import check_urdf
 
-__all__ = ["BodyModel", "Configuration", "WorldModel", "check_client", "inspect_body", "rotation_matrix"]
+__all__ = ["BodyModel", "Configuration", "WorldModel", "check_client", "check_urdf", "inspect_body", "rotation_matrix"]
