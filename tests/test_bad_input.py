@@ -302,9 +302,10 @@ def test_lcp_batch_solvers_refuse_non_finite_and_non_square_input(kind: type) ->
 
 # ----------------------------------------------------------------------- simulator
 def test_simulator_event_cap_seed_and_friction_directions_are_checked(client: int) -> None:
-    """The event cap, the seed (a string, a negative integer) and a friction-direction count
-    that no spatial contact could use (odd, or below 4) are refused when the simulator is
-    made, not at the first impact."""
+    """The event cap, the seed (a string, a negative integer), a friction-direction count
+    that no spatial contact could use (odd, or below 4) and error reduction parameters with a
+    name PyBullet does not have or a negative value are refused when the simulator is made,
+    not at the first impact."""
     load_planar_example(client, SCENARIO)
     with pytest.raises(ValueError, match="max_events_per_step must be an integer >= 1, got 0"):
         ImpactSimulator(AnitescuPotraImpact(), client, max_events_per_step=0)
@@ -315,6 +316,10 @@ def test_simulator_event_cap_seed_and_friction_directions_are_checked(client: in
     for directions in (3, 2):
         with pytest.raises(ValueError, match=f"friction_directions must be an even integer >= 4 for spatial contacts, got {directions}"):
             ImpactSimulator(AnitescuPotraImpact(), client, friction_directions=directions)
+    with pytest.raises(ValueError, match=r"erp has the key 'contact_erp'; expected some of \['contactERP', 'erp', 'frictionERP'\]"):
+        ImpactSimulator(AnitescuPotraImpact(), client, erp={"contact_erp": 0.2})
+    with pytest.raises(ValueError, match=r"erp\['contactERP'\] must be a finite number >= 0, got -0.1"):
+        ImpactSimulator(AnitescuPotraImpact(), client, erp={"contactERP": -0.1})
 
 
 # ----------------------------------------------------------------------- scenarios

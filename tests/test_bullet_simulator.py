@@ -152,6 +152,43 @@ def test_resting_contacts_get_no_spurious_separating_velocity(client: int) -> No
     assert worst <= 5e-3
 
 
+@pytest.mark.parametrize("contact_erp", [None, 0.2])
+def test_partial_steps_correct_a_penetration_at_a_whole_steps_speed(client: int, contact_erp: float | None) -> None:
+    """Bullet corrects a contact ``d`` deep with the velocity ``ERP d / dt`` of its time step
+    (``btMultiBodyConstraintSolver``: ``positionalError = -penetration erp / timeStep``).
+
+    A cube settled on the ground, then pressed 0.5 mm deeper and stopped, leaves one whole
+    1/240 s step moving up at ``v_whole`` (about ``ERP d / dt``: 0.08 x 0.5 mm x 240 = 0.01
+    m/s with PyBullet's default ``contactERP``).  The simulator's partial steps (localizing an
+    impact) scale ERP by ``tau / dt``, so a 10 us step from the same state leaves the cube at
+    the same ``v_whole``, not at ``dt / tau`` = 417 times it, and the whole step after it runs
+    with ERP restored.  With a world's own ``contactERP`` (0.2, passed as ``erp=``) the same
+    holds at its ``v_whole``.  Bounds: 10 % (the same solver target, to its 50 iterations);
+    ``v_whole`` within a factor 2 of ``ERP d / dt``."""
+    depth, dt = 5e-4, 1.0 / 240.0
+    erp = {} if contact_erp is None else {"contactERP": contact_erp}
+    p.setPhysicsEngineParameter(fixedTimeStep=dt, physicsClientId=client, **erp)
+    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    cube = p.loadURDF(str(Path(pybullet_data.getDataPath()) / "cube_small.urdf"), [0, 0, 0.03], physicsClientId=client)
+    for _ in range(480):
+        p.stepSimulation(physicsClientId=client)
+    position, orientation = p.getBasePositionAndOrientation(cube, physicsClientId=client)
+    pressed = [position[0], position[1], position[2] - depth]
+    sim = ImpactSimulator(RouthImpact("auto", 50), client, erp=erp)
+    sim._dt = sim._current_step = dt
+    speeds = []
+    for tau in (dt, 1e-5, dt):
+        p.resetBasePositionAndOrientation(cube, pressed, orientation, physicsClientId=client)
+        p.resetBaseVelocity(cube, [0, 0, 0], [0, 0, 0], physicsClientId=client)
+        sim._bullet_step(tau)
+        speeds.append(p.getBaseVelocity(cube, physicsClientId=client)[0][2])
+    whole, partial, after = speeds
+    expected = (contact_erp or 0.08) * depth / dt
+    assert expected / 2 <= whole <= 2 * expected
+    assert abs(partial - whole) <= 0.1 * whole
+    assert abs(after - whole) <= 0.1 * whole
+
+
 # --------------------------------------------------------------------------- same seed
 @pytest.mark.parametrize(("name", "law"), [("compass_gait", RouthImpact(0.25, 5)), ("box_wall", RouthImpact(2.0, 5))])
 def test_hooked_outcome_equals_the_core_law(client: int, name: str, law: RouthImpact) -> None:

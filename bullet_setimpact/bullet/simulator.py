@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +61,11 @@ TARGET_FRACTION = 0.1
 LOOKAHEAD = 0.1
 #: Most quiet steps between two attempts to start a distance budget (:mod:`.budget`).
 MAX_BACKOFF = 64
+#: PyBullet's error reduction parameters, by their ``setPhysicsEngineParameter`` names: ``erp``
+#: (joints and limits, ``btContactSolverInfo::m_erp``), ``contactERP`` (contacts, ``m_erp2``,
+#: which ``PhysicsServerCommandProcessor`` sets to 0.08) and ``frictionERP`` (friction anchors,
+#: set to 0.2).  PyBullet cannot report them back (``getPhysicsEngineParameters`` has no ERP).
+PYBULLET_ERP = {"erp": 0.2, "contactERP": 0.08, "frictionERP": 0.2}
 #: Bullet's own ``stepSimulation``, bound before :mod:`bullet_setimpact.hooks` can replace
 #: ``pybullet.stepSimulation``: the simulator's steps never enter the hook.
 bullet_step_simulation = p.stepSimulation
@@ -149,6 +154,15 @@ class ImpactSimulator:
         Attach order-independence diagnostics to every event.
     friction_directions : int, optional
         Linearized friction directions of spatial contacts (default 8).
+    erp : dict, optional
+        The world's error reduction parameters, as given to ``setPhysicsEngineParameter``
+        (keys ``erp``, ``contactERP``, ``frictionERP``; the others keep
+        :data:`PYBULLET_ERP`, PyBullet's defaults).  Pass them when the world sets its own:
+        PyBullet cannot report them, and the simulator sets them.  A partial step of ``tau``
+        (localizing or finishing a step with an impact) runs with each scaled by ``tau / dt``:
+        Bullet corrects a penetration ``d`` with the velocity ``ERP d / tau``, so unscaled a
+        10 us step would push a resting contact 0.1 mm deep out at 400x a whole step's
+        ``ERP d / dt``, velocity the next impact would see as its ``v-``.
     """
 
     def __init__(
@@ -163,6 +177,7 @@ class ImpactSimulator:
         on_failure: str = "raise",
         diagnostics: bool = False,
         friction_directions: int | None = None,
+        erp: Mapping[str, float] | None = None,
     ) -> None:
         if isinstance(law, type):
             raise ValueError(f"law must be an impact law instance, got the class {law.__name__}; create one, e.g. {law.__name__}(...)")
@@ -183,6 +198,7 @@ class ImpactSimulator:
         self.on_failure = on_failure
         self.diagnostics = diagnostics
         self.friction_directions = friction_directions
+        self.erp = _error_reduction(erp)
         #: Model of every body of the client (static ones included, without DoF).
         self.world = WorldModel(self.client)
         tracked = self.world.restrict(bodies) if bodies is not None else self.world
@@ -405,8 +421,13 @@ class ImpactSimulator:
         bullet_step_simulation(physicsClientId=self.client)
 
     def _set_time_step(self, duration: float) -> None:
+        """Bullet's time step, with the error reduction parameters scaled by ``duration / dt``
+        (see the class docstring's ``erp``); a whole step restores them."""
         if duration != self._current_step:
-            p.setPhysicsEngineParameter(fixedTimeStep=duration, physicsClientId=self.client)
+            scale = duration / self._dt
+            p.setPhysicsEngineParameter(
+                fixedTimeStep=duration, physicsClientId=self.client, **{name: value * scale for name, value in self.erp.items()}
+            )
             self._current_step = duration
 
     def _pushed_by_bullet(
@@ -521,3 +542,15 @@ class ImpactSimulator:
 
         verdict = order_independent(problem, v_minus)
         return {"normal_coupling": normal_coupling(problem), "order_independent": verdict}
+
+
+def _error_reduction(values: Mapping[str, float] | None) -> dict[str, float]:
+    """:data:`PYBULLET_ERP` updated with ``values``, each checked (a finite number >= 0)."""
+    merged = dict(PYBULLET_ERP)
+    for name, value in (values or {}).items():
+        if name not in PYBULLET_ERP:
+            raise ValueError(f"erp has the key {name!r}; expected some of {sorted(PYBULLET_ERP)} (setPhysicsEngineParameter's names)")
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0.0 <= float(value) < math.inf:
+            raise ValueError(f"erp[{name!r}] must be a finite number >= 0, got {value!r}")
+        merged[name] = float(value)
+    return merged
