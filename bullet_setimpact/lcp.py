@@ -168,10 +168,10 @@ def _min_ratio_row(
     largest basic value) of the minimum count as tied (round-off in a degenerate tableau
     must not pick the winner); ``primal_tol = 0`` is the textbook test.  Among ties the
     artificial variable leaves if it can (the path ends at once), else the lexicographic
-    rule decides.  Up to :data:`SPARSE_PIVOT_SIZE` rows the test runs on Python scalars of
+    rule decides.  Up to :data:`SCALAR_TEST_SIZE` rows the test runs on Python scalars of
     the tableau's type (the same IEEE operations as numpy's, without its per-call cost).
     """
-    if tableau.shape[0] > SPARSE_PIVOT_SIZE:
+    if tableau.shape[0] > SCALAR_TEST_SIZE:
         rows = np.asarray(candidates)
         x = tableau[rows, 0]
         pivots = column[rows]
@@ -194,6 +194,9 @@ def _min_ratio_row(
 #: Above this size Lemke's pivots exploit the sparsity of ``B^-1`` and avoid threaded BLAS
 #: (:func:`_pivot`, :func:`_tableau_column`); below, the dense update is faster.
 SPARSE_PIVOT_SIZE = 128
+#: Up to this size Lemke's ratio test runs on Python floats, above on numpy arrays: the same
+#: IEEE operations either way (bit-identical pivots), numpy's per-call cost paid off above it.
+SCALAR_TEST_SIZE = 32
 #: Attempts (each with a fresh random covering vector) before a randomized solve gives up.
 LEMKE_ATTEMPTS = 3
 #: A basis matrix with a larger condition number is rejected as singular to working precision.
@@ -442,8 +445,8 @@ def _follow_path(
 
 def _pivot_candidates(column: np.ndarray) -> np.ndarray | list[int]:
     """Rows where ``column`` exceeds :data:`PIVOT_TOL` times its largest magnitude (the ratio test's
-    candidates; Python scalars up to :data:`SPARSE_PIVOT_SIZE` rows, see :func:`_min_ratio_row`)."""
-    if column.shape[0] > SPARSE_PIVOT_SIZE:
+    candidates; Python scalars up to :data:`SCALAR_TEST_SIZE` rows, see :func:`_min_ratio_row`)."""
+    if column.shape[0] > SCALAR_TEST_SIZE:
         return (column > PIVOT_TOL * np.abs(column).max()).nonzero()[0]
     entries = column.tolist()
     threshold = PIVOT_TOL * max(map(abs, entries))

@@ -88,6 +88,14 @@ def pushed_by_bullet(
     return pushed
 
 
+class _Landed(Exception):
+    """Raised inside the root find when the gap has landed in its band: ``tau`` is the answer."""
+
+    def __init__(self, tau: float) -> None:
+        super().__init__(tau)
+        self.tau = tau
+
+
 def localize(
     gap_after: Callable[[float], float], duration: float, target: float, start_gap: float, end_gap: float, accuracy: float
 ) -> float:
@@ -97,16 +105,31 @@ def localize(
     smallest gap of the crossing pairs; ``start_gap > target`` and ``end_gap`` are its
     values at 0 and ``duration``, already known to the caller (so the root finder does not
     pay two more simulations for them).  When ``end_gap`` is still above ``target`` (the
-    pair ended within the tolerance band) the event is at the end.  ``xtol`` asks for the
-    gap to land within ``accuracy / 2`` of ``target`` at the mean approach speed.
+    pair ended within the tolerance band) the event is at the end.
+
+    The root find (``brentq``) stops as soon as a gap lands within ``accuracy / 2`` of
+    ``target``: every evaluation is a Bullet re-simulation, and Brent's first (secant) step
+    from the two known ends usually lands there already, within ``g dt^2 / 8`` of the
+    target under gravity alone.  Otherwise ``xtol`` asks for the same band at the mean
+    approach speed, as a bound on the bracket.  The returned ``tau`` is the last one
+    evaluated whenever a gap landed, so the world is already there.
     """
     if end_gap >= target:
         return duration
     known = {0.0: start_gap, duration: end_gap}
     speed = max(start_gap - end_gap, 0.0) / duration
-    xtol = min(duration / 64.0, max(1e-12, 0.5 * accuracy / max(speed, 1e-9)))
+    band = 0.5 * accuracy
+    xtol = min(duration / 64.0, max(1e-12, band / max(speed, 1e-9)))
 
     def distance_to_target(tau: float) -> float:
-        return (known[tau] if tau in known else gap_after(tau)) - target
+        if tau in known:
+            return known[tau] - target
+        distance = gap_after(tau) - target
+        if abs(distance) <= band:
+            raise _Landed(tau)
+        return distance
 
-    return float(brentq(distance_to_target, 0.0, duration, xtol=xtol, rtol=4 * np.finfo(float).eps))
+    try:
+        return float(brentq(distance_to_target, 0.0, duration, xtol=xtol, rtol=4 * np.finfo(float).eps))
+    except _Landed as landed:
+        return landed.tau

@@ -331,7 +331,9 @@ class ImpactSimulator:
                 start_time + duration,
             )
             return duration, self._resolve_and_track(start_time + duration)
-        far = 10.0 * self.contact_tolerance
+        # gaps measured to the lookahead (not clamped near contact): the root find's first
+        # secant step is only as good as the two ends' gaps
+        far = LOOKAHEAD
         end_gap = max(min(self.finder.feature_gaps(features, far).values()), -far)
         start_gap = min(self._feature_gaps_at(snapshot, 0.0, features, far), far)
 
