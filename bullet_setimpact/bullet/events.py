@@ -88,7 +88,7 @@ def pushed_by_bullet(
     return pushed
 
 
-class _Landed(Exception):
+class _Landed(Exception):  # noqa: N818 (a signal that ends the root find, not an error)
     """Raised inside the root find when the gap has landed in its band: ``tau`` is the answer."""
 
     def __init__(self, tau: float) -> None:
