@@ -122,11 +122,8 @@ class SpeedBound:
             terms = self._terms.get(state.body)
             if terms is not None:
                 linear, angular = state.velocity
-                found[state.body] = terms @ [
-                    math.hypot(*linear),
-                    math.hypot(*angular),
-                    *(math.hypot(*row[1]) for row in state.joint_states),
-                ]
+                rates = (math.hypot(*row[1]) for row in state.joint_states)
+                found[state.body] = terms.dot((math.hypot(*linear), math.hypot(*angular), *rates))
         return found
 
 
@@ -224,7 +221,7 @@ class DistanceBudget:
         start and end speed bounds; :attr:`most` at the largest of any link)."""
         largest = 0.0
         for body, speed in speeds.items():
-            peak = float(speed.max())
+            peak = max(speed.tolist())  # a few links: cheaper than numpy's reduction, the same value
             largest = max(largest, peak, self._peaks[body])
             self._peaks[body] = peak
         self.most += SAFETY * duration * largest

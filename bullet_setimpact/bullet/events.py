@@ -75,11 +75,17 @@ def pushed_by_bullet(
     pushed: list[Feature] = []
     if touching_pairs is None:
         touching_pairs = {feature_pair(feature) for feature in touching}
+    touching_ids: dict[tuple, bool] = {}  # PyBullet's (bodyA, bodyB, linkA, linkB) -> in touching_pairs: one lookup per link pair
     for point in p.getContactPoints(physicsClientId=client) if points is None else points:
         if point[9] <= 0.0:
             continue
-        if point[8] <= tolerance and pair_key(((point[1], point[3]), (point[2], point[4]))) in touching_pairs:
-            continue
+        if point[8] <= tolerance:
+            ids = point[1:5]
+            touches = touching_ids.get(ids)
+            if touches is None:
+                touches = touching_ids[ids] = pair_key(((point[1], point[3]), (point[2], point[4]))) in touching_pairs
+            if touches:
+                continue
         if point[1] not in dynamic and point[2] not in dynamic:
             continue
         feature = finder.nearest_feature((point[1], point[3]), (point[2], point[4]), np.array(point[5]), np.array(point[6]))

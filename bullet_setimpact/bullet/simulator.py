@@ -233,7 +233,8 @@ class ImpactSimulator:
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
         """Advance one Bullet time step (``fixedTimeStep``) and return its impact events."""
-        check_client(self.client)
+        if not p.isConnected(physicsClientId=self.client):
+            check_client(self.client)  # raises, naming the client
         if p.getNumBodies(physicsClientId=self.client) != self._bodies:
             raise ValueError(
                 f"the world now has {p.getNumBodies(physicsClientId=self.client)} bodies, not the {self._bodies} this "
