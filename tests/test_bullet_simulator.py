@@ -389,6 +389,32 @@ def test_localize_finds_the_crossing_without_re_simulating_the_ends() -> None:
     assert not calls
 
 
+def test_localize_stops_once_the_gap_lands_in_its_band() -> None:
+    """A gap falling under gravity, ``g(t) = 1e-3 - 0.5 t - (9.81 / 2) t^2``, over a 4 ms step
+    with target -1e-5 m and accuracy 1e-5 m (band ``accuracy / 2 = 5e-6`` m): the crossing is
+    the root of ``4.905 t^2 + 0.5 t - 1.01e-3``, ``t* = (-0.5 + sqrt(0.25 + 4 * 4.905 *
+    1.01e-3)) / 9.81 = 1.98148e-3`` s.  The secant step from the two known ends lands at
+    ``4e-3 * 1.01e-3 / (1.01e-3 + 1.06848e-3) = 1.9437e-3`` s, 1.96e-5 m above the target
+    (the curvature's ``g dt^2 / 8``-sized miss), outside the band; the next step lands inside
+    it, and the search stops there: two simulations, the last one at the returned time (so
+    the world is already there), its gap within the band, and the time within ``band /
+    |g'(t*)| = 5e-6 / 0.519 = 9.6e-6`` s of ``t*``."""
+    calls: list[float] = []
+
+    def gap(tau: float) -> float:
+        return 1e-3 - 0.5 * tau - 4.905 * tau * tau
+
+    def gap_after(tau: float) -> float:
+        calls.append(tau)
+        return gap(tau)
+
+    tau = localize(gap_after, 4e-3, -1e-5, gap(0.0), gap(4e-3), 1e-5)
+    assert len(calls) == 2
+    assert calls[-1] == tau
+    assert abs(gap(tau) + 1e-5) <= 5e-6
+    assert tau == pytest.approx((-0.5 + np.sqrt(0.25 + 4 * 4.905 * 1.01e-3)) / 9.81, abs=9.7e-6)
+
+
 def test_a_bullet_client_is_accepted_like_its_id() -> None:
     """``ImpactSimulator`` takes a ``pybullet_utils`` ``BulletClient`` as ``hook`` does: the
     simulator works on that client's id."""
