@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from . import planar
 from .errors import SamplesDroppedWarning, SetImpactError
 from .files import atomic_write
 from .laws import AnitescuPotraImpact, RouthImpact, SequentialImpact
 from .problem import ImpactProblem
+from .threads import one_blas_thread
 
 #: Resolve-paths drawn in light gray on outcome-set figures.
 FIGURE_PATHS = 150
@@ -50,9 +50,7 @@ def outcome_set_command(args: argparse.Namespace) -> None:
     law = RouthImpact(example.step, example.max_steps)
     samples = args.samples or example.samples
     problem = example.problem.with_restitution(args.restitution) if args.restitution else example.problem
-    # One BLAS thread: Algorithm 2's batched products are many small ones, which a threaded BLAS
-    # runs 2-30x slower (the more so on a busy machine).
-    with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=1, user_api="blas"):
+    with warnings.catch_warnings(record=True) as caught, one_blas_thread():  # many small products: see threads.py
         warnings.simplefilter("always", SamplesDroppedWarning)
         result = law.outcome_set(problem, example.v_minus, samples, rng=args.seed, sampler=args.sampler, full_output=True)
     normal = problem.normal_velocities(result.velocities)

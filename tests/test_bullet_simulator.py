@@ -10,6 +10,7 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from bullet_setimpact import AnitescuPotraImpact, LCPError, RouthImpact, SamplesDroppedWarning
 from bullet_setimpact.bullet.assembly import contact_problem
@@ -265,6 +266,33 @@ class _FailingLaw(ImpactLaw):
 
     def _resolve(self, problem, v_minus, rng):  # type: ignore[no-untyped-def]  # test double
         raise LCPError("injected failure")
+
+
+class _ThreadCountingLaw(AnitescuPotraImpact):
+    """Anitescu-Potra, recording the BLAS thread counts threadpoolctl reports while it resolves."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[set[int]] = []
+
+    def _resolve(self, problem, v_minus, rng):  # type: ignore[no-untyped-def]  # test double
+        self.seen.append({library["num_threads"] for library in threadpool_info() if library["user_api"] == "blas"})
+        return super()._resolve(problem, v_minus, rng)
+
+
+def test_an_event_runs_on_one_blas_thread_and_restores_the_setting(client: int) -> None:
+    """With BLAS set to two threads, the rocking block's impact is resolved on one (an event's
+    products are small; threaded BLAS waits for busy cores, see ``threads.py``), and the two
+    threads are back once the step returns."""
+    load_planar_example(client, "rocking_block")
+    law = _ThreadCountingLaw()
+    sim = ImpactSimulator(law, client)
+    with threadpool_limits(limits=2, user_api="blas"):
+        events = sim.step()
+        after = {library["num_threads"] for library in threadpool_info() if library["user_api"] == "blas"}
+    assert events
+    assert law.seen and all(counts == {1} for counts in law.seen)
+    assert after == {2}
 
 
 def test_law_failure_raises_and_writes_nothing(client: int) -> None:

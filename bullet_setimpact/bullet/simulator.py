@@ -39,6 +39,7 @@ from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
 from ..laws.checked import CheckedLaw
 from ..problem import ImpactProblem, friction_basis
+from ..threads import one_blas_thread
 from ..validation import positive_int, positive_number
 from .assembly import clusters, combined_restitution, contact_problem
 from .budget import DistanceBudget, SpeedBound, budget
@@ -459,7 +460,13 @@ class ImpactSimulator:
         return self._resolve_impacts(time, contacts)
 
     def _resolve_impacts(self, time: float, contacts: list[Contact]) -> list[ImpactEvent]:
-        """Resolve every colliding contact cluster among ``contacts`` (current configuration)."""
+        """Resolve every colliding contact cluster among ``contacts`` (current configuration), on
+        one BLAS thread (:mod:`~bullet_setimpact.threads`: an event's products are small)."""
+        with one_blas_thread():
+            return self._resolve_clusters(time, contacts)
+
+    def _resolve_clusters(self, time: float, contacts: list[Contact]) -> list[ImpactEvent]:
+        """The events of :meth:`_resolve_impacts`, one per colliding cluster."""
         events = []
         modelled = set(self._dynamic) | self.world.static_bodies
         contacts = [c for c in contacts if c.body_a in modelled and c.body_b in modelled]
