@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pybullet as p
 import pytest
 from hypothesis import settings
 
+import bullet_setimpact
 from bullet_setimpact import AnitescuPotraImpact, RouthImpact, SamplesDroppedWarning, SequentialImpact, planar
 
 # Hypothesis draws the same examples on every run and machine (a verdict never depends on the
@@ -57,3 +59,8 @@ def outcome_sets(examples: dict[str, planar.Example]) -> dict[str, np.ndarray]:
 def contract_laws(contacts: int) -> list:
     """One instance of every law in the package, for contract tests over random problems."""
     return [RouthImpact(step=0.5, max_steps=20), AnitescuPotraImpact(), SequentialImpact(list(range(contacts)))]
+
+
+def pytest_report_header() -> str:
+    """Which ``bullet_setimpact`` the run tests: the clone's from the clone, an installed one from elsewhere."""
+    return f"bullet_setimpact under test: {Path(bullet_setimpact.__file__).parent}"
