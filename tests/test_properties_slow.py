@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -293,13 +295,17 @@ def resolve_chunk(seeds: Sequence[int]) -> list[LawRun]:
 @pytest.fixture(scope="module")
 def pool() -> Iterator[Executor | None]:
     """Two spawned worker processes with single-threaded BLAS (None on a one-core machine).
-    The variables stay set while the pool lives: it spawns its workers on demand."""
+    The variables stay set while the pool lives: it spawns its workers on demand.  The
+    workers import this module by its name (``tests.test_properties_slow``) to run its
+    functions, so the repository root is on their ``sys.path`` (a spawned worker takes the
+    parent's): last, so ``bullet_setimpact`` is still the one under test."""
     if WORKERS < 2:
         yield None
         return
     with pytest.MonkeyPatch.context() as patch:
         for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             patch.setenv(variable, "1")
+        patch.setattr(sys, "path", [*sys.path, str(Path(__file__).resolve().parents[1])])
         with ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn")) as executor:
             yield executor
 
