@@ -19,11 +19,11 @@ from threadpoolctl import ThreadpoolController
 
 
 @functools.cache
-def _controller() -> ThreadpoolController:
-    """The process's BLAS libraries, found once (scanning them takes milliseconds)."""
+def blas_controller() -> ThreadpoolController:
+    """The process's BLAS libraries, found once (the scan takes about 3 ms)."""
     return ThreadpoolController()
 
 
 def one_blas_thread() -> AbstractContextManager[Any]:
     """A context manager that runs its block on one BLAS thread."""
-    return _controller().limit(limits=1, user_api="blas")
+    return blas_controller().limit(limits=1, user_api="blas")

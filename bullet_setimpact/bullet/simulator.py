@@ -39,7 +39,7 @@ from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
 from ..laws.checked import CheckedLaw
 from ..problem import ImpactProblem, friction_basis
-from ..threads import one_blas_thread
+from ..threads import blas_controller, one_blas_thread
 from ..validation import positive_int, positive_number
 from .assembly import clusters, combined_restitution, contact_problem
 from .budget import DistanceBudget, SpeedBound, budget
@@ -200,6 +200,7 @@ class ImpactSimulator:
         self.diagnostics = diagnostics
         self.friction_directions = friction_directions
         self.erp = _error_reduction(erp)
+        blas_controller()  # the BLAS libraries found now (3 ms), not at the first impact (one_blas_thread)
         #: Model of every body of the client (static ones included, without DoF).
         self.world = WorldModel(self.client)
         tracked = self.world.restrict(bodies) if bodies is not None else self.world
