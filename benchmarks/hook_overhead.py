@@ -25,7 +25,8 @@ a hooked step would have if it made only the PyBullet calls it cannot do without
 (:func:`required_calls`) and no Python work at all.  Then the wall time of single event
 steps: the journal's rocking block arriving at its impact configuration with its pre-impact
 velocity (in the third step after its release, not the simulator's first), and the a1's
-four-foot landing.  Targets (issue 11): resting <= 1.5x for the quadrupeds, humanoid and
+four-foot landing.  Last, a cube sliding over each ground at 1 m/s (sliding contact, which
+the distance budget cannot yet skip: the README's "what the hook costs").  Targets (issue 11): resting <= 1.5x for the quadrupeds, humanoid and
 arms, <= 3x for single cheap bodies; a whole 2 s drop <= 2x for the quadrupeds and
 humanoid; rocking-block event <= 2 ms, a1 landing event <= 5 ms (medians).
 
@@ -171,6 +172,36 @@ def rocking_block_event(seed: int) -> float:
     return elapsed
 
 
+#: The sliding cube: its speed along the ground [m/s], friction coefficient, and timed steps.
+SLIDE_SPEED, SLIDE_FRICTION, SLIDE_STEPS = 1.0, 0.05, 240
+
+
+def sliding_cube(ground: str) -> tuple[float, float, float]:
+    """Median per-step wall times [us] of the cube sliding over ``ground`` at :data:`SLIDE_SPEED`
+    (after it settled), hooked and plain, and the share of hooked steps the budget skipped.
+    The world is built twice, as in :func:`measure`, and stepped alternately."""
+    cube = next(world for world in DROP_WORLDS if world.name == "cube")
+    plain, hooked = build(cube, ground, 0.0), build(cube, ground, 0.0)
+    for client in (plain, hooked):
+        for _ in range(240):
+            p.stepSimulation(physicsClientId=client)
+        body = p.getBodyUniqueId(p.getNumBodies(physicsClientId=client) - 1, physicsClientId=client)
+        p.changeDynamics(body, -1, lateralFriction=SLIDE_FRICTION, physicsClientId=client)
+        p.resetBaseVelocity(body, [SLIDE_SPEED, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
+    simulator = ImpactSimulator(RouthImpact("auto", 50), client=hooked, seed=0, on_failure="fallback")
+    simulator.step()  # the first step measures the whole contact set
+    times: dict[str, list[float]] = {"plain": [], "hooked": []}
+    for _ in range(SLIDE_STEPS):
+        for name, step in (("plain", lambda: p.stepSimulation(physicsClientId=plain)), ("hooked", simulator.step)):
+            start = time.perf_counter()
+            step()
+            times[name].append(1e6 * (time.perf_counter() - start))
+    skipped = simulator.budget_steps / (SLIDE_STEPS + 1)
+    for client in (plain, hooked):
+        p.disconnect(client)
+    return _median(times["hooked"]), _median(times["plain"]), skipped
+
+
 def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 200) -> list[float]:
     """Wall times [us] of the PyBullet calls a resting hooked step cannot do without, however
     lean its Python: the client and body-count checks, the time step, the state read before
@@ -247,6 +278,12 @@ def main() -> None:
     if event_steps.get("a1"):
         line += f"; {_spread(event_steps['a1'])} a1 landings"
     print(line)
+    for ground in ("box", "plane"):
+        hooked, plain, skipped = sliding_cube(ground)
+        print(
+            f"cube sliding at {SLIDE_SPEED:g} m/s (mu {SLIDE_FRICTION:g}) on the {ground} ground: {hooked:.0f}/{plain:.0f} us "
+            f"{hooked / plain:.1f}x per step, {100 * skipped:.0f}% of hooked steps skipped"
+        )
 
 
 def _spread(values: list[float]) -> str:
