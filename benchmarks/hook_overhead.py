@@ -26,9 +26,10 @@ a hooked step would have if it made only the PyBullet calls it cannot do without
 steps: the journal's rocking block arriving at its impact configuration with its pre-impact
 velocity (in the third step after its release, not the simulator's first), and the a1's
 four-foot landing.  Last, a cube sliding over each ground at 1 m/s (sliding contact, which
-the distance budget cannot yet skip: the README's "what the hook costs").  Targets (issue 11): resting <= 1.5x for the quadrupeds, humanoid and
-arms, <= 3x for single cheap bodies; a whole 2 s drop <= 2x for the quadrupeds and
-humanoid; rocking-block event <= 2 ms, a1 landing event <= 5 ms (medians).
+the distance budget cannot yet skip: the README's "what the hook costs").  Targets (issue
+11): resting <= 1.5x for the quadrupeds, humanoid and arms, <= 3x for single cheap bodies;
+a whole 2 s drop <= 2x for the quadrupeds and humanoid; rocking-block event <= 2 ms, a1
+landing event <= 5 ms (medians).
 
     python benchmarks/hook_overhead.py               # every world, 3 seeds (drop heights)
     python benchmarks/hook_overhead.py --worlds a1 cube --seeds 1
