@@ -30,11 +30,11 @@ import time
 import warnings
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from bullet_setimpact import RouthImpact, SamplesDroppedWarning, planar
 from bullet_setimpact.laws.branch_sampling import LemkeSolver
 from bullet_setimpact.laws.routh import integrate
+from bullet_setimpact.threads import one_blas_thread
 
 #: Repeats stop once one repeat takes longer than this [s] (the disk stack runs once).
 REPEAT_SECONDS = 1.0
@@ -122,5 +122,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         main()
