@@ -12,6 +12,7 @@ import pybullet as p
 import pybullet_data
 import pytest
 
+from bullet_setimpact.bullet.corner_watch import CornerWatch
 from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world, load_ground
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
 from bullet_setimpact.laws import get_law
@@ -292,6 +293,20 @@ def test_every_step_the_budget_skips_finds_no_new_contact(client: int, ground: s
     from Bullet's manifold) or box corners measured again as they slide (the humanoid, lying
     on the ground), dropped from 2 cm and run for 1 s; the check must have been made on most
     steps."""
+    held = _check_every_skip(monkeypatch)
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    load_drop_world(client, next(world for world in DROP_WORLDS if world.name == name), ground, 0.02)
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
+    for _ in range(240):
+        simulator.step()
+    assert len(held) >= 120
+
+
+def _check_every_skip(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make every step the budget skips check that the full contact evaluation finds no contact
+    feature outside the touching set and no touching closest-point contact gone; returns the
+    list that gains an entry per checked step."""
     held: list[int] = []
     original = ImpactSimulator._within_budget
 
@@ -306,13 +321,65 @@ def test_every_step_the_budget_skips_finds_no_new_contact(client: int, ground: s
         return skipped
 
     monkeypatch.setattr(ImpactSimulator, "_within_budget", checked)
+    return held
+
+
+def _count_watch_answers(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Count :meth:`CornerWatch.holds`'s answers (True, False, None) from now on."""
+    answers: dict = {True: 0, False: 0, None: 0}
+    original = CornerWatch.holds
+
+    def counted(self: CornerWatch, spent: float) -> bool | None:
+        verdict = original(self, spent)
+        answers[verdict] += 1
+        return verdict
+
+    monkeypatch.setattr(CornerWatch, "holds", counted)
+    return answers
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ground", GROUNDS)
+def test_creeping_box_feet_are_watched_and_every_skipped_step_holds(client: int, ground: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The humanoid dropped from 2 cm falls over within 2 s and lies on the ground; its box feet
+    keep creeping a few mm/s, each touching by one corner with 0.1 mm of slack, which the chain
+    speed bound spends within a step (the budget used to skip none of these steps).  From 2 s to
+    4 s the budget must skip at least 80 % of the steps (the feet are checked every step by a
+    corner watch instead of an account), the watch must have answered True on as many, and every
+    skipped step's full evaluation must find no new contact."""
     p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
     p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
-    load_drop_world(client, next(world for world in DROP_WORLDS if world.name == name), ground, 0.02)
+    load_drop_world(client, next(world for world in DROP_WORLDS if world.name == "humanoid"), ground, 0.02)
     simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
+    for _ in range(480):
+        simulator.step()
+    held = _check_every_skip(monkeypatch)
+    answers = _count_watch_answers(monkeypatch)
+    for _ in range(480):
+        simulator.step()
+    assert len(held) >= 384, f"the budget skipped {len(held)} of 480 steps"
+    assert answers[True] >= 384, answers
+
+
+def test_a_cube_creeping_flat_is_budgeted_and_every_skipped_step_holds(client: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cube (``cube_small``) resting flat on the box ground, made frictionless and set creeping
+    at 2 cm/s: the speed bound charges ``2 dt v`` = 0.17 mm a step against its corners' 0.1 mm of
+    slack, so its account is spent every step; the pair (four corners: evaluated in full, not
+    watched) is then evaluated alone every step.  Over 1 s the budget must skip at least 90 % of
+    the steps (it used to skip none), every skipped step's full evaluation must find no new
+    contact, no impact may be reported, and the cube keeps its speed.  (On ``GEOM_PLANE``
+    Bullet's one-point-per-step manifold does not let a frictionless cube slide steadily.)"""
+    cube, simulator = _resting(client, "box", "cube_small.urdf")
+    p.changeDynamics(cube, -1, lateralFriction=0.0, physicsClientId=client)
+    p.resetBaseVelocity(cube, [0.02, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
+    simulator.step()  # the velocity change: measured again
+    held = _check_every_skip(monkeypatch)
+    start = simulator.budget_steps
     for _ in range(240):
         simulator.step()
-    assert len(held) >= 120
+    assert simulator.budget_steps - start >= 216 and len(held) >= 216, simulator.budget_steps - start
+    assert not simulator.events
+    assert p.getBaseVelocity(cube, physicsClientId=client)[0][0] == pytest.approx(0.02, abs=1e-6)
 
 
 def _resting(client: int, ground: str, urdf: str) -> tuple[int, ImpactSimulator]:

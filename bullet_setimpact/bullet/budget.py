@@ -42,12 +42,14 @@ import numpy as np
 import pybullet as p
 
 from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Pair, pair_key
+from .corner_watch import CornerWatch
 from .state import Snapshot
 
 #: Factor on the per-step displacement bound (first order for multibody links, see module docstring).
 SAFETY = 2.0
-#: A link pair measured again (:meth:`DistanceBudget.touching_holds`) is kept only if its new
-#: slack outlasts this many steps at the last step's spending.
+#: A link pair measured again (:meth:`DistanceBudget.touching_holds`) gets a new account when
+#: its new slack outlasts this many steps at the last step's spending; otherwise it is evaluated
+#: every step (:meth:`DistanceBudget.measured_hold`).
 RENEWED_STEPS = 4.0
 
 
@@ -179,6 +181,10 @@ class DistanceBudget:
     ) -> None:
         self.touching = touching
         self._corner_contacts = {} if corner_contacts is None else corner_contacts
+        #: The link pairs checked every step instead of by an account (:meth:`measured_hold`),
+        #: with the corners that must touch and their :class:`~.corner_watch.CornerWatch` (None
+        #: where it does not apply); their accounts in :attr:`touching` are infinite.
+        self._measured: dict[Pair, tuple[set[Feature], CornerWatch | None]] = {}
         #: What each link has spent, up to the steps still ``_pending`` (charged to
         #: :attr:`most` only, and to each link when an account is checked one by one), and
         #: the speeds at the end of the last step charged to each link.
@@ -321,22 +327,45 @@ class DistanceBudget:
 
     def _touch_again(self, spent: list[Pair]) -> bool:
         """Measure the ``spent`` link pairs in contact again when each touches through box corners
-        alone: True, with their accounts renewed from the corner gaps (closed form,
-        :meth:`~.contacts.ContactFinder.corner_gaps`), while the evaluation of the pair
-        (:meth:`~.contacts.ContactFinder.pair_contacts`) finds the same corners and nothing else
-        (a manifold point of Bullet's away from them, as of a box sliding, is another feature)."""
+        alone: True while the evaluation of the pair (:meth:`~.contacts.ContactFinder.pair_contacts`)
+        finds the same corners and nothing else (a manifold point of Bullet's away from them, as
+        of a box sliding, is another feature).  Each pair's account is renewed from its corner
+        gaps (closed form, :meth:`~.contacts.ContactFinder.corner_gaps`); a pair whose new slack
+        would be spent within :data:`RENEWED_STEPS` steps (feet creeping over the ground: the
+        total-displacement bound charges their lateral motion against a slack of 0.1 mm) is
+        evaluated every step instead (:meth:`measured_hold`)."""
         if not all(pair in self._corner_contacts for pair in spent):
             return False
         for pair in spent:
-            if {contact.feature for contact in self._finder.pair_contacts(pair)} != self._corner_contacts[pair]:
+            if self._pair_features(pair) != self._corner_contacts[pair]:
                 return False
-            corners = self._finder.corner_gaps(pair)
-            touching = {feature: gap for feature, gap in corners.items() if feature in self._corner_contacts[pair]}
-            slack = corner_slack(self._tolerance, touching, corners)
+            contacts = self._corner_contacts[pair]
+            gaps = self._finder.corner_gaps(pair)
+            slack = corner_slack(self._tolerance, {feature: gap for feature, gap in gaps.items() if feature in contacts}, gaps)
             if slack <= RENEWED_STEPS * (self._step_charge(pair[0]) + self._step_charge(pair[1])):
-                return False  # gone again within a step or two: measuring it every step costs more than the evaluation
-            self.touching[pair] = slack + self._spent(pair[0]) + self._spent(pair[1])
+                self._measured[pair] = (contacts, CornerWatch.start(self._finder, pair, contacts, set(self.spent), self.most))
+                self.touching[pair] = math.inf
+            else:
+                self.touching[pair] = slack + self._spent(pair[0]) + self._spent(pair[1])
         return True
+
+    def measured_hold(self) -> bool:
+        """True while the evaluation of each link pair checked every step (:meth:`_touch_again`)
+        would find the same box corners in contact and nothing else: the full evaluation would
+        then find the contact set it found, as it does for the pairs under an account.  A
+        :class:`~.corner_watch.CornerWatch` answers from one pose read; where it does not apply
+        or cannot tell, the pair is evaluated (:meth:`~.contacts.ContactFinder.corner_pair_features`)."""
+        for pair, (corners, watch) in self._measured.items():
+            verdict = None if watch is None else watch.holds(self.most)
+            if verdict is None:
+                verdict = self._pair_features(pair) == corners
+            if not verdict:
+                return False
+        return True
+
+    def _pair_features(self, pair: Pair) -> set[Feature]:
+        """The contact features the evaluation of one link pair touching through box corners finds now."""
+        return self._finder.corner_pair_features(pair)
 
     def others_hold(self) -> bool:
         """True while no link pair out of contact can have come within the seed band

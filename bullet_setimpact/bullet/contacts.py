@@ -277,28 +277,53 @@ class ContactFinder:
             result += self._seed_contacts(seed)
         return result
 
+    def _search_order(self, pair: Pair) -> Pair:
+        """``pair`` in the orientation the whole search queries it in (A's body first in :attr:`pairs`)."""
+        return pair if (pair[0][0], pair[1][0]) in self.pairs else (pair[1], pair[0])
+
     @_one_configuration
     def pair_contacts(self, pair: Pair) -> list[Contact]:
         """The contacts :meth:`contacts` finds between the two links of ``pair`` (the same
         evaluation, of one link pair)."""
-        (body_a, link_a), (body_b, link_b) = pair
-        if (body_a, body_b) not in self.pairs:  # the orientation the whole search queries it in
-            (body_a, link_a), (body_b, link_b) = (body_b, link_b), (body_a, link_a)
+        (body_a, link_a), (body_b, link_b) = self._search_order(pair)
         seeds = p.getClosestPoints(body_a, body_b, self.tolerance + SEED_MARGIN, link_a, link_b, physicsClientId=self.client)
         return [contact for seed in seeds for contact in self._seed_contacts(seed)]
+
+    @_one_configuration
+    def corner_pair_features(self, pair: Pair) -> set[Feature]:
+        """The features of :meth:`pair_contacts` for a link pair with box corners in contact,
+        found by the same evaluation without building its contacts.
+
+        A box corner within the tolerance puts the pair's closest point within the seed band
+        (:data:`SEED_MARGIN`), so Bullet's closest-point query, which only decides whether the
+        pair is evaluated at all, is made only when no corner touches."""
+        (body_a, link_a), (body_b, link_b) = self._search_order(pair)
+        candidates = self._vertex_points(body_a, link_a, body_b, link_b, flip=False)
+        candidates += self._vertex_points(body_b, link_b, body_a, link_a, flip=True)
+        if not candidates:
+            return {contact.feature for contact in self.pair_contacts(pair)}
+        manifold = self._manifold(body_a, link_a, body_b, link_b)
+        positions = [position for _, position, _ in candidates] + [list(point[5]) for point in manifold]
+        normals = [normal for _, _, normal in candidates] + [point[7] for point in manifold]
+        kept = self._reduced(((body_a, link_a), (body_b, link_b)), positions, normals)
+        return {candidates[i][0] if i < len(candidates) else ("pair", pair_key(pair)) for i in kept}
 
     def _seed_contacts(self, seed: tuple) -> list[Contact]:
         """The contacts of the link pair of one ``getClosestPoints`` answer within the seed band."""
         body_a, body_b, link_a, link_b = seed[1], seed[2], seed[3], seed[4]
         candidates = self._vertex_contacts(body_a, link_a, body_b, link_b, flip=False)
         candidates += self._vertex_contacts(body_b, link_b, body_a, link_a, flip=True)
-        manifold = p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self.client)
-        manifold = [point for point in manifold if float(point[8]) <= self.tolerance]
+        manifold = self._manifold(body_a, link_a, body_b, link_b)
         if candidates or manifold:
             return self._reduce(candidates, manifold)
         if float(seed[8]) <= self.tolerance:
             return [self._from_bullet(seed)]
         return []
+
+    def _manifold(self, body_a: int, link_a: int, body_b: int, link_b: int) -> list[tuple]:
+        """Bullet's manifold points of a link pair within the tolerance, as PyBullet returns them."""
+        points = p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self.client)
+        return [point for point in points if float(point[8]) <= self.tolerance]
 
     def merge_distance(self, link_a: tuple[int, int], link_b: tuple[int, int]) -> float:
         """Points of one link pair closer than this are one point [m]: the contact tolerance
@@ -317,19 +342,27 @@ class ContactFinder:
 
     def _reduce(self, candidates: list[Contact], manifold: list[tuple]) -> list[Contact]:
         """One link pair's candidates, then its Bullet manifold points (as PyBullet returned
-        them: a :class:`Contact` is built only for those kept), without near-duplicates and, for
-        a face contact, only its contact polygon's vertices (:mod:`.reduction`)."""
+        them: a :class:`Contact` is built only for those kept), reduced (:meth:`_reduced`)."""
         if len(candidates) + len(manifold) <= 1:
             return candidates + [self._from_bullet(point) for point in manifold]
         points = [c.position_a.tolist() for c in candidates] + [list(point[5]) for point in manifold]  # position_a's floats
+        normals = [c.normal for c in candidates] + [point[7] for point in manifold]
         pair = candidates[0].pair if candidates else ((manifold[0][1], manifold[0][3]), (manifold[0][2], manifold[0][4]))
-        kept = [
+        return [
             candidates[i] if i < len(candidates) else self._from_bullet(manifold[i - len(candidates)])
-            for i in merge_indices(points, self.merge_distance(*pair))
+            for i in self._reduced(pair, points, normals)
         ]
+
+    def _reduced(self, pair: Pair, positions: list[list[float]], normals: list) -> list[int]:
+        """Indices of the points of one link pair (their ``position_a`` and normals) that are kept:
+        without near-duplicates and, for a face contact, only its contact polygon's vertices
+        (:mod:`.reduction`)."""
+        if len(positions) <= 1:
+            return list(range(len(positions)))
+        kept = merge_indices(positions, self.merge_distance(*pair))
         if len(kept) <= 3:
             return kept
-        polygon = polygon_indices(np.array([c.position_a for c in kept]), np.array([c.normal for c in kept]))
+        polygon = polygon_indices(np.array([positions[i] for i in kept]), np.array([normals[i] for i in kept]))
         return [kept[i] for i in polygon]
 
     @_one_configuration
@@ -346,7 +379,7 @@ class ContactFinder:
                 groups.setdefault((feature[1], feature[2], feature[4], feature[5]), []).append(feature)
         for (body_v, link_v, body_s, link_s), members in groups.items():
             indices = np.array([feature[3] for feature in members])
-            values = self._vertex_gaps(body_v, link_v, body_s, link_s, indices, with_normals=False)[1]
+            values = self._vertex_gaps(body_v, link_v, body_s, link_s, indices, normals_within=-math.inf)[1]
             # one row per member and shape of s, shape-major (see _vertex_gaps): the smallest over the shapes
             if len(values) > len(members):
                 values = values.reshape(-1, len(members)).min(axis=0)
@@ -361,8 +394,8 @@ class ContactFinder:
             near = max(closest, 0.0) if points else None
             gaps[feature] = min(
                 closest,
-                _smallest(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near, with_normals=False)[1]),
-                _smallest(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near, with_normals=False)[1]),
+                _smallest(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near, normals_within=-math.inf)[1]),
+                _smallest(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near, normals_within=-math.inf)[1]),
             )
         return gaps
 
@@ -372,7 +405,7 @@ class ContactFinder:
         are left out when all of them are provably farther than ``near`` (:meth:`_all_far`)."""
         gaps: dict[Feature, float] = {}
         for (body_v, link_v), (body_s, link_s) in (pair, pair[::-1]):
-            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, near=near, with_normals=False)
+            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, near=near, normals_within=-math.inf)
             for index, gap in zip(indices.tolist(), values.tolist(), strict=True):
                 feature = ("vertex", body_v, link_v, index, body_s, link_s)
                 gaps[feature] = min(gaps.get(feature, np.inf), gap)
@@ -383,7 +416,7 @@ class ContactFinder:
         (within 1 cm), else the link pair's closest-point feature."""
         best: tuple[float, Feature] = (1e-2, ("pair", pair_key((link_a, link_b))))
         for (body_v, link_v), (body_s, link_s), point in ((link_a, link_b, point_a), (link_b, link_a, point_b)):
-            vertices, _, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, with_normals=False)
+            vertices, _, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, normals_within=-math.inf)
             if len(vertices):
                 distances = np.linalg.norm(vertices - point, axis=1)
                 nearest = int(np.argmin(distances))
@@ -430,6 +463,20 @@ class ContactFinder:
                 shapes.append(_Shape(geometry, dimensions, position, rotation, vertices, dimensions / 2.0))
             self._shapes[key] = shapes
         return self._shapes[key]
+
+    def link_corners(self, body: int, link: int) -> np.ndarray | None:
+        """All box corners of a link in its inertial frame, ``(k, 3)`` (the rows of every vertex
+        query, in order), or None."""
+        return self._link_vertices(body, link)
+
+    def only_shape(self, body: int, link: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(geometry, world centre, world rotation, dimensions)`` of a link's collision shape at
+        its current pose, when it has exactly one; else None."""
+        shapes = self._link_shapes(body, link)
+        if len(shapes) != 1:
+            return None
+        centre, rotation = self._placements(body, link)[0]
+        return shapes[0].geometry, centre, rotation, shapes[0].dimensions
 
     def geometries(self, body: int, link: int) -> set[int]:
         """The geometry types (``p.GEOM_*``) of the link's collision shapes."""
@@ -508,15 +555,17 @@ class ContactFinder:
         link_s: int,
         indices: np.ndarray | None = None,
         near: float | None = None,
-        with_normals: bool = True,
+        normals_within: float = math.inf,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, list[int]]:
         """Vertices of link ``v`` (world), their gaps and unit normals to link ``s``.
 
         Returns ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and
         shape of ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
         ``near``: return no rows when every vertex is farther than ``near`` from link ``s``'s
-        ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.  ``with_normals=False``:
-        the caller needs the gaps only (``normals`` may then be None).
+        ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.  ``normals_within``: the
+        caller needs the normals of the rows with gaps up to this only; a box shape's normals
+        are then computed only if it has such a row (``normals`` is None when no shape has
+        any, and a box's rows without normals hold zeros).
         """
         local = self._link_vertices(body_v, link_v)
         if local is None:
@@ -532,7 +581,7 @@ class ContactFinder:
             vertices = local[indices] @ rotation.T + origin
         shapes = self._link_shapes(body_s, link_s)
         measured = [
-            self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, with_normals)
+            self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, normals_within)
             for shape, (centre, frame) in zip(shapes, self._placements(body_s, link_s), strict=True)
         ]
         geometries = [shape.geometry for shape in shapes for _ in indices]
@@ -541,8 +590,8 @@ class ContactFinder:
         count = len(shapes)
         gaps = np.concatenate([gap for gap, _ in measured]) if measured else np.zeros(0)
         normals = None
-        if with_normals:
-            normals = np.vstack([normal for _, normal in measured if normal is not None]) if measured else np.zeros((0, 3))
+        if any(normal is not None for _, normal in measured):
+            normals = np.vstack([np.zeros((len(gap), 3)) if normal is None else normal for gap, normal in measured])
         return np.tile(vertices, (count, 1)), gaps, normals, np.tile(indices, count), geometries
 
     def _all_far(self, vertices: np.ndarray, rows: list[list[float]] | None, body: int, link: int, near: float) -> bool:
@@ -562,28 +611,54 @@ class ContactFinder:
             for x, y, z in (vertices.tolist() if rows is None else rows)
         )
 
-    def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
-        """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
-        vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s, near=self.tolerance)
-        if not len(gaps):
-            return []
-        assert normals is not None  # asked for
+    def _touching_vertices(
+        self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]] | None:
+        """The vertices of link ``v`` in contact with link ``s`` (``flip``: ``s`` is link A), or None:
+        ``(vertex indices, vertices, gaps, contact normals, points on s, geometries of s's shapes)``."""
+        tolerance = self.tolerance
+        vertices, gaps, normals, indices, geometries = self._vertex_gaps(
+            body_v, link_v, body_s, link_s, near=tolerance, normals_within=tolerance
+        )
+        if normals is None:  # no rows, or no gap within the tolerance
+            return None
         # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
         # other link's vertices and Bullet's manifold hold that contact)
         rows = np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25))
         if not len(rows):
-            return []
-        mu = self.friction(body_v, link_v, body_s, link_s)
-        found = []
+            return None
         picked, directions, picked_gaps = vertices[rows], normals[rows], gaps[rows]
         on_shapes = picked - picked_gaps[:, None] * directions
         if flip:  # the shape is on link A: the normal on B (the vertex's link) points to A
             directions = -directions
-        rows_list = rows.tolist()
-        for row, index, gap, vertex, normal, on_shape in zip(
-            rows_list, indices[rows].tolist(), picked_gaps.tolist(), picked, directions, on_shapes, strict=True
+        return indices[rows], picked, picked_gaps, directions, on_shapes, [geometries[row] for row in rows.tolist()]
+
+    def _vertex_points(
+        self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool
+    ) -> list[tuple[Feature, list[float], np.ndarray]]:
+        """``(feature, position_a, normal)`` of each contact :meth:`_vertex_contacts` would build."""
+        touching = self._touching_vertices(body_v, link_v, body_s, link_s, flip)
+        if touching is None:
+            return []
+        indices, vertices, _, normals, on_shapes, _ = touching
+        positions = (on_shapes if flip else vertices).tolist()
+        return [
+            (("vertex", body_v, link_v, index, body_s, link_s), position, normal)
+            for index, position, normal in zip(indices.tolist(), positions, normals, strict=True)
+        ]
+
+    def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
+        """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
+        touching = self._touching_vertices(body_v, link_v, body_s, link_s, flip)
+        if touching is None:
+            return []
+        indices, vertices, gaps, normals, on_shapes, geometries = touching
+        mu = self.friction(body_v, link_v, body_s, link_s)
+        found = []
+        for geometry, index, gap, vertex, normal, on_shape in zip(
+            geometries, indices.tolist(), gaps.tolist(), vertices, normals, on_shapes, strict=True
         ):
-            if geometries[row] == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
+            if geometry == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
                 self._warn_plane(body_v, link_v, body_s, link_s)
             feature = ("vertex", body_v, link_v, index, body_s, link_s)
             if flip:
@@ -602,10 +677,17 @@ class ContactFinder:
         )
 
     def _vertex_distances(
-        self, vertices: np.ndarray, shape: _Shape, centre: np.ndarray, frame: np.ndarray, body: int, link: int, with_normals: bool = True
+        self,
+        vertices: np.ndarray,
+        shape: _Shape,
+        centre: np.ndarray,
+        frame: np.ndarray,
+        body: int,
+        link: int,
+        normals_within: float = math.inf,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Signed distances from world ``vertices`` to a shape, and unit normals from the shape to
-        them (None for a box when not ``with_normals``)."""
+        them (for a box None when no distance is within ``normals_within``)."""
         local = (vertices - centre) @ frame
         if shape.geometry == p.GEOM_PLANE:
             normal = shape.dimensions / np.linalg.norm(shape.dimensions)
@@ -615,7 +697,7 @@ class ContactFinder:
             distance = np.linalg.norm(local, axis=1)
             return distance - radius, (local / np.maximum(distance, 1e-12)[:, None]) @ frame.T
         if shape.geometry == p.GEOM_BOX:
-            return _box_distance(local, shape.half, frame, with_normals)
+            return box_distance(local, shape.half, frame, normals_within)
         gaps, normals = [], []
         for vertex in vertices:
             points = p.getClosestPoints(
@@ -658,17 +740,17 @@ def _smallest(values: np.ndarray) -> float:
     return float(values.min()) if values.size else np.inf
 
 
-def _box_distance(
-    local: np.ndarray, half: np.ndarray, frame: np.ndarray, with_normals: bool = True
+def box_distance(
+    local: np.ndarray, half: np.ndarray, frame: np.ndarray, normals_within: float = math.inf
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Signed distance of points (box frame) to a box and outward unit normals (world frame;
-    None when not ``with_normals``)."""
+    None when no distance is within ``normals_within``)."""
     excess = np.abs(local) - half
     positive = np.maximum(excess, 0.0)
     outside = np.sqrt(np.einsum("ij,ij->i", positive, positive))
     deepest = np.maximum.reduce(excess, axis=1)  # excess.max(axis=1) without its wrapper
     gaps = outside + np.minimum(deepest, 0.0)
-    if not with_normals:
+    if not _smallest(gaps) <= normals_within:
         return gaps, None
     normals = np.sign(local) * np.where((outside > 0.0)[:, None], positive, excess == deepest[:, None])
     normals /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normals, normals)), 1e-12)[:, None]

@@ -363,9 +363,9 @@ class ImpactSimulator:
 
     def _within_budget(self, touching: set, duration: float) -> bool:
         """Whether the step just taken left the contact set as it was (:mod:`.budget`): the
-        link pairs in contact within their slack, Bullet pushed no point out of contact, and
-        the other link pairs beyond the seed band (by the bound, else measured).  Drops the
-        budget when not."""
+        link pairs in contact within their slack (or evaluated again, each alone), Bullet pushed
+        no point out of contact, and the other link pairs beyond the seed band (by the bound,
+        else measured).  Drops the budget when not."""
         if self._budget is None or self._speed is None:
             return False
         end = Snapshot.take(self.client, self._dynamic)
@@ -377,6 +377,7 @@ class ImpactSimulator:
                 not self._pushed_by_bullet(touching, budget.touching, manifold)
                 and budget.watched_hold(manifold)
                 and (budget.others_hold() or budget.remeasure())
+                and budget.measured_hold()
             ):
                 self._end = end
                 self._budget_age += 1

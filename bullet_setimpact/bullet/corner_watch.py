@@ -1,0 +1,168 @@
+"""A link pair touching a static box or plane through box corners, checked every step cheaply.
+
+The distance budget (:mod:`.budget`) evaluates a link pair alone, every step, when its
+corners creep: a humanoid's box feet sliding a few mm/s over the ground spend their 0.1 mm
+of slack within a step.  That evaluation
+(:meth:`~.contacts.ContactFinder.corner_pair_features`) costs some 50 us a pair.  A
+:class:`CornerWatch` answers the same question (does the evaluation find the same touching
+corners and nothing else?) from one pose read: the moving link's corners, their gaps to the
+static shape, their normals, and whether Bullet's manifold points of the pair merge into them
+(:mod:`.reduction`).
+
+It uses the evaluation's formulas but not its operation order, so it decides only with a
+margin of :data:`MARGIN` (round-off is some 1e-15 m): a gap within it of the tolerance, a
+normal that may be degenerate, a manifold point within it of the merge distance, and the watch
+answers ``None``; the pair is then evaluated in full.  The static box's own corners stay out of
+contact by an account: their distance to the moving link at the start, less the most any
+link has spent since (:attr:`~.budget.DistanceBudget.most`, a bound on every point's displacement).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pybullet as p
+
+from .contacts import ContactFinder, Feature, Pair, box_distance
+from .frames import inertial_frame, rotation_matrix
+
+#: [m] Decisions closer than this to the evaluation's thresholds are left to the evaluation.
+MARGIN = 1e-9
+#: At most this many touching corners (with four or more the evaluation may reduce them to
+#: their contact polygon's vertices, which the watch does not repeat).
+MAX_CORNERS = 3
+
+
+class CornerWatch:
+    """The per-step check of one link pair (see module docstring); built by :meth:`start`."""
+
+    def __init__(
+        self,
+        finder: ContactFinder,
+        moving: tuple[int, int],
+        static: tuple[int, int],
+        rows: frozenset[int],
+        moving_is_a: bool,
+        spent: float,
+        far: float,
+    ) -> None:
+        self.moving = moving
+        self._client = finder.client
+        self._tolerance = finder.tolerance
+        corners, shape = finder.link_corners(*moving), finder.only_shape(*static)
+        assert corners is not None and shape is not None  # checked by start
+        self._corners = corners
+        geometry, self._centre, self._frame, dimensions = shape
+        self._frame_rows = self._frame.tolist()
+        #: A box's half extents, or None for a plane and its unit normal (shape frame, world).
+        self._half = dimensions / 2.0 if geometry == p.GEOM_BOX else None
+        self._plane_normal = dimensions / np.linalg.norm(dimensions)
+        self._world_plane_normal = (self._frame @ self._plane_normal).tolist()
+        self._rows = rows
+        self._moving_is_a = moving_is_a
+        a, b = (moving, static) if moving_is_a else (static, moving)
+        self._manifold_query = (a[0], b[0], a[1], b[1])
+        self._merge = finder.merge_distance(a, b)
+        self._until = spent + far  # the static corners' account: the most any link spends may reach this
+
+    @classmethod
+    def start(cls, finder: ContactFinder, pair: Pair, corners: set[Feature], moving_bodies: set[int], spent: float) -> CornerWatch | None:
+        """A watch of ``pair``, whose evaluation found the box ``corners`` of one link touching
+        the other, or None where it does not apply: the other link static with a single box
+        or plane shape, at most :data:`MAX_CORNERS` corners.  ``spent``: the most any link has spent so
+        far (:attr:`~.budget.DistanceBudget.most`)."""
+        first, second = pair
+        if (first[0] in moving_bodies) == (second[0] in moving_bodies):
+            return None
+        moving, static = (first, second) if first[0] in moving_bodies else (second, first)
+        shape = finder.only_shape(*static)
+        if (
+            shape is None
+            or shape[0] not in (p.GEOM_BOX, p.GEOM_PLANE)
+            or finder.link_corners(*moving) is None
+            or len(corners) > MAX_CORNERS
+        ):
+            return None
+        if any(feature[1:3] != moving or feature[4:6] != static for feature in corners):
+            return None
+        static_corners = [gap for feature, gap in finder.corner_gaps(pair).items() if feature[1:3] == static]
+        far = min(static_corners, default=math.inf) - finder.tolerance - MARGIN
+        if not far > 0.0:
+            return None
+        moving_is_a = (moving[0], static[0]) in finder.pairs
+        return cls(finder, moving, static, frozenset(feature[3] for feature in corners), moving_is_a, spent, far)
+
+    def holds(self, spent: float) -> bool | None:
+        """True when the evaluation of the pair finds the same touching corners and nothing else,
+        False when it finds another set, None when the margins cannot tell (evaluate it).
+        ``spent``: the most any link has spent so far."""
+        if not spent < self._until:
+            return False
+        position, orientation = inertial_frame(self._client, *self.moving)
+        world = self._corners @ rotation_matrix(orientation).T + np.asarray(position)
+        local = (world - self._centre) @ self._frame
+        if self._half is not None:
+            gaps = box_distance(local, self._half, self._frame, -math.inf)[0].tolist()
+        else:
+            gaps = (local @ self._plane_normal).tolist()
+        tolerance = self._tolerance
+        rows = []
+        for row, gap in enumerate(gaps):
+            if abs(gap - tolerance) <= MARGIN:
+                return None
+            if gap < tolerance:
+                rows.append(row)
+        if frozenset(rows) != self._rows:
+            return None if len(rows) > MAX_CORNERS else False
+        positions = []
+        for row in rows:
+            corner = world[row].tolist()
+            if self._moving_is_a:
+                positions.append(corner)
+                continue
+            normal = self._normal(local[row].tolist(), gaps[row])
+            if normal is None:
+                return None
+            positions.append([x - gaps[row] * n for x, n in zip(corner, normal, strict=True)])
+        return self._manifold_merges(positions)
+
+    def _normal(self, local: list[float], gap: float) -> list[float] | None:
+        """The static shape's outward unit normal (world) at a touching corner at ``local``
+        (the shape's frame), as the evaluation finds it, or None when it may find none."""
+        if self._half is None:
+            return self._world_plane_normal
+        excess = [abs(x) - h for x, h in zip(local, self._half.tolist(), strict=True)]
+        if gap > MARGIN:  # outside: along the excesses that are positive (all by more than the margin)
+            if any(abs(e) <= MARGIN for e in excess):
+                return None
+            direction = [math.copysign(max(e, 0.0), x) for e, x in zip(excess, local, strict=True)]
+        elif gap < -MARGIN:  # inside: along the one deepest axis (no tie within the margin)
+            order = sorted(range(3), key=excess.__getitem__)
+            deepest = order[2]
+            if excess[deepest] - excess[order[1]] <= MARGIN or abs(local[deepest]) <= MARGIN:
+                return None
+            direction = [0.0, 0.0, 0.0]
+            direction[deepest] = math.copysign(1.0, local[deepest])
+        else:
+            return None
+        length = math.sqrt(sum(x * x for x in direction))
+        return [sum(row[axis] * direction[axis] for axis in range(3)) / length for row in self._frame_rows]
+
+    def _manifold_merges(self, positions: list[list[float]]) -> bool | None:
+        """Whether every manifold point of the pair within the tolerance merges into one of the
+        touching corners (at ``positions``, their ``position_a``), as :func:`~.reduction.merge_indices`
+        drops it; None when a distance is within the margin of the merge distance."""
+        merge = self._merge
+        if any(math.dist(a, b) <= merge + MARGIN for i, a in enumerate(positions) for b in positions[i + 1 :]):
+            return None  # corners that could merge with each other: the evaluation decides
+        body_a, body_b, link_a, link_b = self._manifold_query
+        for point in p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self._client):
+            if not float(point[8]) <= self._tolerance:
+                continue
+            nearest = min(math.dist(point[5], position) for position in positions)
+            if nearest > merge + MARGIN:
+                return False  # kept: a feature of its own
+            if nearest > merge - MARGIN:
+                return None
+        return True

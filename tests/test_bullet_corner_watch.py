@@ -1,0 +1,96 @@
+"""The corner watch (``bullet/corner_watch.py``) answers for a link pair evaluated every step:
+wherever it answers, its answer is the evaluation's own (``ContactFinder.corner_pair_features``
+finds the same touching corners and nothing else, or not)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+import pytest
+
+from bullet_setimpact.bullet.contacts import ContactFinder, pair_key
+from bullet_setimpact.bullet.corner_watch import MAX_CORNERS, CornerWatch
+from bullet_setimpact.bullet.drop_worlds import GROUNDS, load_ground
+
+#: The simulator's default contact tolerance [m].
+TOLERANCE = 1e-4
+#: Half the edge of ``cube_small.urdf`` [m].
+HALF = 0.025
+#: Where the box ground's top face ends (``ground_box.urdf``: 40 m wide, centred at the origin) [m].
+GROUND_EDGE = 20.0
+
+
+def _place(client: int, cube: int, orientation: np.ndarray, lowest: float, x: float) -> None:
+    """The cube with ``orientation`` and its lowest corner ``lowest`` above z = 0, at ``x``;
+    Bullet's manifold brought up to date for that pose."""
+    rotation = np.array(p.getMatrixFromQuaternion(orientation.tolist())).reshape(3, 3)
+    corners = np.array([[sx, sy, sz] for sx in (-HALF, HALF) for sy in (-HALF, HALF) for sz in (-HALF, HALF)]) @ rotation.T
+    position = [x, 0.0, lowest - corners[:, 2].min()]
+    p.resetBasePositionAndOrientation(cube, position, orientation.tolist(), physicsClientId=client)
+    p.performCollisionDetection(physicsClientId=client)
+
+
+@pytest.mark.parametrize("ground", GROUNDS)
+def test_the_watch_agrees_with_the_evaluation_wherever_it_answers(client: int, ground: str) -> None:
+    """A 5 cm cube (``cube_small``) at random orientations with its lowest corner within
+    ``[-2 tol, 2 tol]`` of the ground, in the middle of the ground and (box ground) a few
+    millimetres from its edge.  Where the evaluation finds 1 to 3 of the cube's corners and nothing
+    else, a watch is started; the cube is then moved by up to ``2 tol`` and turned by up to
+    4 mrad (some corners cross the tolerance, Bullet's manifold points lag behind the corners by
+    the move) ten times, and at each pose the watch's answer, unless None, must equal
+    ``corner_pair_features == corners``.  Both answers must occur many times (the check can fail
+    either way), and the watch must answer at least 3 times in 4 (None hands the pair to the
+    evaluation: correct, but the watch would save nothing)."""
+    ground_body = load_ground(client, ground)
+    cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
+    finder = ContactFinder(client, [cube], TOLERANCE)
+    pair = pair_key(((ground_body, -1), (cube, -1)))
+    rng = np.random.default_rng(0)
+    answers = {True: 0, False: 0, None: 0}
+    for trial in range(300):
+        x = GROUND_EDGE - rng.uniform(0.0, 0.01) if ground == "box" and trial % 3 == 0 else rng.uniform(-1.0, 1.0)
+        orientation = rng.normal(size=4)
+        _place(client, cube, orientation / np.linalg.norm(orientation), rng.uniform(-2.0, 2.0) * TOLERANCE, x)
+        corners = finder.corner_pair_features(pair)
+        if not 1 <= len(corners) <= MAX_CORNERS or any(feature[0] != "vertex" for feature in corners):
+            continue
+        watch = CornerWatch.start(finder, pair, corners, {cube}, 0.0)
+        assert watch is not None, "a cube touching the ground by corners must be watched"
+        position, start = (np.array(part) for part in p.getBasePositionAndOrientation(cube, physicsClientId=client))
+        for _ in range(10):
+            turn = rng.normal(size=3) * 2e-3
+            moved = np.array(p.getQuaternionFromEuler(turn.tolist()))
+            orientation = np.array(p.multiplyTransforms([0, 0, 0], moved.tolist(), [0, 0, 0], start.tolist())[1])
+            p.resetBasePositionAndOrientation(
+                cube, (position + rng.uniform(-2.0, 2.0, size=3) * TOLERANCE).tolist(), orientation.tolist(), physicsClientId=client
+            )
+            p.performCollisionDetection(physicsClientId=client)
+            verdict = watch.holds(0.0)
+            answers[verdict] += 1
+            if verdict is not None:
+                assert verdict == (finder.corner_pair_features(pair) == corners), f"trial {trial}: the watch said {verdict}"
+    assert answers[True] >= 100 and answers[False] >= 100, answers
+    assert answers[None] <= sum(answers.values()) / 4, answers
+
+
+def test_the_static_corners_account_ends_the_watch(client: int) -> None:
+    """The watch holds only while the most any link has spent stays below the static box's own
+    corners' distance to the moving link (less the tolerance): the cube resting on a corner
+    0.5 m from the box ground's rim, whose nearest corners are at ``sqrt(0.5^2 + 20^2 + ...)``;
+    with 0.5 m less ``tol`` as a lower bound, spending 100 m must end it (False), spending 0.4 m
+    must not."""
+    ground_body = load_ground(client, "box")
+    cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
+    finder = ContactFinder(client, [cube], TOLERANCE)
+    pair = pair_key(((ground_body, -1), (cube, -1)))
+    corner_down = np.array(p.getQuaternionFromEuler([0.6, 0.7, 0.0]))
+    _place(client, cube, corner_down, -TOLERANCE / 2.0, GROUND_EDGE - 0.5)
+    corners = finder.corner_pair_features(pair)
+    assert len(corners) == 1
+    watch = CornerWatch.start(finder, pair, corners, {cube}, 0.0)
+    assert watch is not None
+    assert watch.holds(0.4) is True
+    assert watch.holds(100.0) is False
