@@ -379,7 +379,7 @@ class ContactFinder:
                 groups.setdefault((feature[1], feature[2], feature[4], feature[5]), []).append(feature)
         for (body_v, link_v, body_s, link_s), members in groups.items():
             indices = np.array([feature[3] for feature in members])
-            values = self._vertex_gaps(body_v, link_v, body_s, link_s, indices, normals_within=-math.inf)[1]
+            values = self._vertex_gaps(body_v, link_v, body_s, link_s, indices, with_normals=False)[1]
             # one row per member and shape of s, shape-major (see _vertex_gaps): the smallest over the shapes
             if len(values) > len(members):
                 values = values.reshape(-1, len(members)).min(axis=0)
@@ -394,8 +394,8 @@ class ContactFinder:
             near = max(closest, 0.0) if points else None
             gaps[feature] = min(
                 closest,
-                _smallest(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near, normals_within=-math.inf)[1]),
-                _smallest(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near, normals_within=-math.inf)[1]),
+                _smallest(self._vertex_gaps(body_a, link_a, body_b, link_b, near=near, with_normals=False)[1]),
+                _smallest(self._vertex_gaps(body_b, link_b, body_a, link_a, near=near, with_normals=False)[1]),
             )
         return gaps
 
@@ -405,7 +405,7 @@ class ContactFinder:
         are left out when all of them are provably farther than ``near`` (:meth:`_all_far`)."""
         gaps: dict[Feature, float] = {}
         for (body_v, link_v), (body_s, link_s) in (pair, pair[::-1]):
-            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, near=near, normals_within=-math.inf)
+            _, values, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, near=near, with_normals=False)
             for index, gap in zip(indices.tolist(), values.tolist(), strict=True):
                 feature = ("vertex", body_v, link_v, index, body_s, link_s)
                 gaps[feature] = min(gaps.get(feature, np.inf), gap)
@@ -416,7 +416,7 @@ class ContactFinder:
         (within 1 cm), else the link pair's closest-point feature."""
         best: tuple[float, Feature] = (1e-2, ("pair", pair_key((link_a, link_b))))
         for (body_v, link_v), (body_s, link_s), point in ((link_a, link_b, point_a), (link_b, link_a, point_b)):
-            vertices, _, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, normals_within=-math.inf)
+            vertices, _, _, indices, _ = self._vertex_gaps(body_v, link_v, body_s, link_s, with_normals=False)
             if len(vertices):
                 distances = np.linalg.norm(vertices - point, axis=1)
                 nearest = int(np.argmin(distances))
@@ -555,17 +555,15 @@ class ContactFinder:
         link_s: int,
         indices: np.ndarray | None = None,
         near: float | None = None,
-        normals_within: float = math.inf,
+        with_normals: bool = True,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, list[int]]:
         """Vertices of link ``v`` (world), their gaps and unit normals to link ``s``.
 
         Returns ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and
         shape of ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
         ``near``: return no rows when every vertex is farther than ``near`` from link ``s``'s
-        ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.  ``normals_within``: the
-        caller needs the normals of the rows with gaps up to this only; a box shape's normals
-        are then computed only if it has such a row (``normals`` is None when no shape has
-        any, and a box's rows without normals hold zeros).
+        ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.  ``with_normals=False``:
+        the caller needs the gaps only (``normals`` may then be None).
         """
         local = self._link_vertices(body_v, link_v)
         if local is None:
@@ -581,7 +579,7 @@ class ContactFinder:
             vertices = local[indices] @ rotation.T + origin
         shapes = self._link_shapes(body_s, link_s)
         measured = [
-            self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, normals_within)
+            self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, with_normals)
             for shape, (centre, frame) in zip(shapes, self._placements(body_s, link_s), strict=True)
         ]
         geometries = [shape.geometry for shape in shapes for _ in indices]
@@ -590,8 +588,8 @@ class ContactFinder:
         count = len(shapes)
         gaps = np.concatenate([gap for gap, _ in measured]) if measured else np.zeros(0)
         normals = None
-        if any(normal is not None for _, normal in measured):
-            normals = np.vstack([np.zeros((len(gap), 3)) if normal is None else normal for gap, normal in measured])
+        if with_normals:
+            normals = np.vstack([normal for _, normal in measured if normal is not None]) if measured else np.zeros((0, 3))
         return np.tile(vertices, (count, 1)), gaps, normals, np.tile(indices, count), geometries
 
     def _all_far(self, vertices: np.ndarray, rows: list[list[float]] | None, body: int, link: int, near: float) -> bool:
@@ -616,12 +614,10 @@ class ContactFinder:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]] | None:
         """The vertices of link ``v`` in contact with link ``s`` (``flip``: ``s`` is link A), or None:
         ``(vertex indices, vertices, gaps, contact normals, points on s, geometries of s's shapes)``."""
-        tolerance = self.tolerance
-        vertices, gaps, normals, indices, geometries = self._vertex_gaps(
-            body_v, link_v, body_s, link_s, near=tolerance, normals_within=tolerance
-        )
-        if normals is None:  # no rows, or no gap within the tolerance
+        vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s, near=self.tolerance)
+        if not len(gaps):
             return None
+        assert normals is not None  # asked for
         # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
         # other link's vertices and Bullet's manifold hold that contact)
         rows = np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25))
@@ -684,10 +680,10 @@ class ContactFinder:
         frame: np.ndarray,
         body: int,
         link: int,
-        normals_within: float = math.inf,
+        with_normals: bool = True,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Signed distances from world ``vertices`` to a shape, and unit normals from the shape to
-        them (for a box None when no distance is within ``normals_within``)."""
+        them (None for a box when not ``with_normals``)."""
         local = (vertices - centre) @ frame
         if shape.geometry == p.GEOM_PLANE:
             normal = shape.dimensions / np.linalg.norm(shape.dimensions)
@@ -697,7 +693,7 @@ class ContactFinder:
             distance = np.linalg.norm(local, axis=1)
             return distance - radius, (local / np.maximum(distance, 1e-12)[:, None]) @ frame.T
         if shape.geometry == p.GEOM_BOX:
-            return box_distance(local, shape.half, frame, normals_within)
+            return box_distance(local, shape.half, frame, with_normals)
         gaps, normals = [], []
         for vertex in vertices:
             points = p.getClosestPoints(
@@ -740,17 +736,15 @@ def _smallest(values: np.ndarray) -> float:
     return float(values.min()) if values.size else np.inf
 
 
-def box_distance(
-    local: np.ndarray, half: np.ndarray, frame: np.ndarray, normals_within: float = math.inf
-) -> tuple[np.ndarray, np.ndarray | None]:
+def box_distance(local: np.ndarray, half: np.ndarray, frame: np.ndarray, with_normals: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """Signed distance of points (box frame) to a box and outward unit normals (world frame;
-    None when no distance is within ``normals_within``)."""
+    None when not ``with_normals``)."""
     excess = np.abs(local) - half
     positive = np.maximum(excess, 0.0)
     outside = np.sqrt(np.einsum("ij,ij->i", positive, positive))
     deepest = np.maximum.reduce(excess, axis=1)  # excess.max(axis=1) without its wrapper
     gaps = outside + np.minimum(deepest, 0.0)
-    if not _smallest(gaps) <= normals_within:
+    if not with_normals:
         return gaps, None
     normals = np.sign(local) * np.where((outside > 0.0)[:, None], positive, excess == deepest[:, None])
     normals /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normals, normals)), 1e-12)[:, None]

@@ -54,9 +54,11 @@ class CornerWatch:
         assert corners is not None and shape is not None  # checked by start
         self._corners = corners
         geometry, self._centre, self._frame, dimensions = shape
-        self._frame_rows = self._frame.tolist()
+        #: The shape's axes in the world (its frame's columns): a box face's outward normal is one of them, signed.
+        self._axes = self._frame.T.tolist()
         #: A box's half extents, or None for a plane and its unit normal (shape frame, world).
         self._half = dimensions / 2.0 if geometry == p.GEOM_BOX else None
+        self._half_list = [] if self._half is None else self._half.tolist()
         self._plane_normal = dimensions / np.linalg.norm(dimensions)
         self._world_plane_normal = (self._frame @ self._plane_normal).tolist()
         self._rows = rows
@@ -100,10 +102,11 @@ class CornerWatch:
         if not spent < self._until:
             return False
         position, orientation = inertial_frame(self._client, *self.moving)
-        world = self._corners @ rotation_matrix(orientation).T + np.asarray(position)
-        local = (world - self._centre) @ self._frame
+        rotation, origin = rotation_matrix(orientation), np.asarray(position)
+        # the corners in the static shape's frame, (R c + o - centre) F, as one product
+        local = self._corners @ (rotation.T @ self._frame) + (origin - self._centre) @ self._frame
         if self._half is not None:
-            gaps = box_distance(local, self._half, self._frame, -math.inf)[0].tolist()
+            gaps = box_distance(local, self._half, self._frame, with_normals=False)[0].tolist()
         else:
             gaps = (local @ self._plane_normal).tolist()
         tolerance = self._tolerance
@@ -117,7 +120,7 @@ class CornerWatch:
             return None if len(rows) > MAX_CORNERS else False
         positions = []
         for row in rows:
-            corner = world[row].tolist()
+            corner = (rotation @ self._corners[row] + origin).tolist()
             if self._moving_is_a:
                 positions.append(corner)
                 continue
@@ -132,7 +135,7 @@ class CornerWatch:
         (the shape's frame), as the evaluation finds it, or None when it may find none."""
         if self._half is None:
             return self._world_plane_normal
-        excess = [abs(x) - h for x, h in zip(local, self._half.tolist(), strict=True)]
+        excess = [abs(x) - h for x, h in zip(local, self._half_list, strict=True)]
         if gap > MARGIN:  # outside: along the excesses that are positive (all by more than the margin)
             if any(abs(e) <= MARGIN for e in excess):
                 return None
@@ -142,12 +145,11 @@ class CornerWatch:
             deepest = order[2]
             if excess[deepest] - excess[order[1]] <= MARGIN or abs(local[deepest]) <= MARGIN:
                 return None
-            direction = [0.0, 0.0, 0.0]
-            direction[deepest] = math.copysign(1.0, local[deepest])
+            return [math.copysign(1.0, local[deepest]) * x for x in self._axes[deepest]]
         else:
             return None
         length = math.sqrt(sum(x * x for x in direction))
-        return [sum(row[axis] * direction[axis] for axis in range(3)) / length for row in self._frame_rows]
+        return [sum(axis[i] * weight for axis, weight in zip(self._axes, direction, strict=True)) / length for i in range(3)]
 
     def _manifold_merges(self, positions: list[list[float]]) -> bool | None:
         """Whether every manifold point of the pair within the tolerance merges into one of the
