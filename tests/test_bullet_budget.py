@@ -12,6 +12,7 @@ import pybullet as p
 import pybullet_data
 import pytest
 
+from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.corner_watch import CornerWatch
 from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world, load_ground
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
@@ -380,6 +381,38 @@ def test_a_cube_creeping_flat_is_budgeted_and_every_skipped_step_holds(client: i
     assert simulator.budget_steps - start >= 216 and len(held) >= 216, simulator.budget_steps - start
     assert not simulator.events
     assert p.getBaseVelocity(cube, physicsClientId=client)[0][0] == pytest.approx(0.02, abs=1e-6)
+
+
+def test_a_creeping_cube_that_stops_gets_its_account_back(client: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cube of the test above creeps for 0.25 s (its pair evaluated alone every step), then
+    gets its friction back (``mu = 1`` stops 2 cm/s within a step).  At rest its slack outlasts
+    any number of steps, so the pair must get an account again: over the next 0.5 s the pair is
+    evaluated alone at most in the first few steps, and the budget skips at least 90 % of the steps."""
+    cube, simulator = _resting(client, "box", "cube_small.urdf")
+    p.changeDynamics(cube, -1, lateralFriction=0.0, physicsClientId=client)
+    p.resetBaseVelocity(cube, [0.02, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
+    evaluations: list[int] = []
+    original = ContactFinder.corner_pair_features
+
+    def counted(self: ContactFinder, pair: tuple) -> set:
+        evaluations.append(1)
+        return original(self, pair)
+
+    monkeypatch.setattr(ContactFinder, "corner_pair_features", counted)
+    for _ in range(60):
+        simulator.step()
+    assert len(evaluations) >= 50, "the creeping cube's pair was not evaluated every step"
+    p.changeDynamics(cube, -1, lateralFriction=1.0, physicsClientId=client)
+    for _ in range(4):
+        simulator.step()
+    evaluations.clear()
+    start = simulator.budget_steps
+    for _ in range(120):
+        simulator.step()
+    assert abs(p.getBaseVelocity(cube, physicsClientId=client)[0][0]) < 1e-4  # stopped (from 2 cm/s)
+    assert len(evaluations) <= 4, f"the resting cube's pair was still evaluated {len(evaluations)} times"
+    assert simulator.budget_steps - start >= 108
+    assert not simulator.events
 
 
 def _resting(client: int, ground: str, urdf: str) -> tuple[int, ImpactSimulator]:

@@ -137,6 +137,14 @@ class _Check(NamedTuple):
     spent: list  # the accounts with nothing left
 
 
+class _Measured(NamedTuple):
+    """A link pair checked every step (:meth:`DistanceBudget.measured_hold`)."""
+
+    corners: set[Feature]  # the box corners that must touch
+    watch: CornerWatch | None  # None where a watch does not apply
+    slack: float  # its slack when last measured
+
+
 def _body(link: tuple[int, int]) -> int:
     return link[0]
 
@@ -181,10 +189,9 @@ class DistanceBudget:
     ) -> None:
         self.touching = touching
         self._corner_contacts = {} if corner_contacts is None else corner_contacts
-        #: The link pairs checked every step instead of by an account (:meth:`measured_hold`),
-        #: with the corners that must touch and their :class:`~.corner_watch.CornerWatch` (None
-        #: where it does not apply); their accounts in :attr:`touching` are infinite.
-        self._measured: dict[Pair, tuple[set[Feature], CornerWatch | None]] = {}
+        #: The link pairs checked every step instead of by an account (:meth:`measured_hold`);
+        #: their accounts in :attr:`touching` are infinite.
+        self._measured: dict[Pair, _Measured] = {}
         #: What each link has spent, up to the steps still ``_pending`` (charged to
         #: :attr:`most` only, and to each link when an account is checked one by one), and
         #: the speeds at the end of the last step charged to each link.
@@ -330,37 +337,61 @@ class DistanceBudget:
         alone: True while the evaluation of the pair (:meth:`~.contacts.ContactFinder.pair_contacts`)
         finds the same corners and nothing else (a manifold point of Bullet's away from them, as
         of a box sliding, is another feature).  Each pair's account is renewed from its corner
-        gaps (closed form, :meth:`~.contacts.ContactFinder.corner_gaps`); a pair whose new slack
-        would be spent within :data:`RENEWED_STEPS` steps (feet creeping over the ground: the
-        total-displacement bound charges their lateral motion against a slack of 0.1 mm) is
-        evaluated every step instead (:meth:`measured_hold`)."""
+        gaps (:meth:`_renew`); a pair whose new slack would be spent within :data:`RENEWED_STEPS`
+        steps (feet creeping over the ground: the total-displacement bound charges their lateral
+        motion against a slack of 0.1 mm) is checked every step instead (:meth:`measured_hold`)."""
         if not all(pair in self._corner_contacts for pair in spent):
             return False
         for pair in spent:
             if self._pair_features(pair) != self._corner_contacts[pair]:
                 return False
-            contacts = self._corner_contacts[pair]
-            gaps = self._finder.corner_gaps(pair)
-            slack = corner_slack(self._tolerance, {feature: gap for feature, gap in gaps.items() if feature in contacts}, gaps)
-            if slack <= RENEWED_STEPS * (self._step_charge(pair[0]) + self._step_charge(pair[1])):
-                self._measured[pair] = (contacts, CornerWatch.start(self._finder, pair, contacts, set(self.spent), self.most))
+            slack = self._renew(pair)
+            if slack is not None:
+                contacts = self._corner_contacts[pair]
+                self._measured[pair] = _Measured(
+                    contacts, CornerWatch.start(self._finder, pair, contacts, set(self.spent), self.most), slack
+                )
                 self.touching[pair] = math.inf
-            else:
-                self.touching[pair] = slack + self._spent(pair[0]) + self._spent(pair[1])
         return True
+
+    def _renew(self, pair: Pair) -> float | None:
+        """Give a link pair touching through box corners alone a new account from its corner gaps
+        (closed form, :meth:`~.contacts.ContactFinder.corner_gaps`) when the slack outlasts
+        :data:`RENEWED_STEPS` steps at the last step's spending; else return the slack."""
+        contacts = self._corner_contacts[pair]
+        gaps = self._finder.corner_gaps(pair)
+        slack = corner_slack(self._tolerance, {feature: gap for feature, gap in gaps.items() if feature in contacts}, gaps)
+        if slack <= RENEWED_STEPS * (self._step_charge(pair[0]) + self._step_charge(pair[1])):
+            return slack
+        self.touching[pair] = slack + self._spent(pair[0]) + self._spent(pair[1])
+        return None
 
     def measured_hold(self) -> bool:
         """True while the evaluation of each link pair checked every step (:meth:`_touch_again`)
         would find the same box corners in contact and nothing else: the full evaluation would
         then find the contact set it found, as it does for the pairs under an account.  A
         :class:`~.corner_watch.CornerWatch` answers from one pose read; where it does not apply
-        or cannot tell, the pair is evaluated (:meth:`~.contacts.ContactFinder.corner_pair_features`)."""
-        for pair, (corners, watch) in self._measured.items():
-            verdict = None if watch is None else watch.holds(self.most)
+        or cannot tell, the pair is evaluated (:meth:`~.contacts.ContactFinder.corner_pair_features`).
+
+        A pair whose links have slowed down so that its last measured slack would outlast
+        :data:`RENEWED_STEPS` steps of the last step's spending gets an account again (a body
+        that came to rest then costs O(1) a step, not a check)."""
+        calmed = []
+        for pair, measured in self._measured.items():
+            verdict = None if measured.watch is None else measured.watch.holds(self.most)
             if verdict is None:
-                verdict = self._pair_features(pair) == corners
+                verdict = self._pair_features(pair) == measured.corners
             if not verdict:
                 return False
+            if RENEWED_STEPS * (self._step_charge(pair[0]) + self._step_charge(pair[1])) < measured.slack:
+                calmed.append(pair)
+        for pair in calmed:
+            slack = self._renew(pair)
+            if slack is None:
+                del self._measured[pair]
+                self._headroom = (0.0, 0.0)  # the new account is checked one by one next step
+            else:
+                self._measured[pair] = self._measured[pair]._replace(slack=slack)
         return True
 
     def _pair_features(self, pair: Pair) -> set[Feature]:
