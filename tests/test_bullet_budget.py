@@ -362,6 +362,27 @@ def test_creeping_box_feet_are_watched_and_every_skipped_step_holds(client: int,
     assert answers[True] >= 384, answers
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("ground", GROUNDS)
+def test_a_resting_jenga_stack_is_budgeted_and_every_skipped_step_holds(client: int, ground: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The jenga stack (three crossed layers of three blocks, ``drop_worlds``) dropped 2 cm,
+    under the Anitescu-Potra law (fast on its 84 contacts).  The blocks of a layer lie about
+    1 mm apart: inside the seed band of ``getClosestPoints``' rounded boxes, where the budget
+    used to give up (it skipped no step of the resting stack); measured sharp
+    (``ContactFinder.box_gap``) they have 0.9 mm of slack.  From 1 s to 2 s the budget must skip
+    at least 90 % of the steps, and every skipped step's full evaluation must find no new contact."""
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    load_drop_world(client, next(world for world in DROP_WORLDS if world.name == "jenga"), ground, 0.02)
+    simulator = ImpactSimulator(get_law("anitescu-potra"), client, seed=0, on_failure="raise")
+    for _ in range(240):
+        simulator.step()
+    held = _check_every_skip(monkeypatch)
+    for _ in range(240):
+        simulator.step()
+    assert len(held) >= 216, f"the budget skipped {len(held)} of 240 steps"
+
+
 def test_a_cube_creeping_flat_is_budgeted_and_every_skipped_step_holds(client: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cube (``cube_small``) resting flat on the box ground, made frictionless and set creeping
     at 2 cm/s: the speed bound charges ``2 dt v`` = 0.17 mm a step against its corners' 0.1 mm of

@@ -51,6 +51,9 @@ SAFETY = 2.0
 #: its new slack outlasts this many steps at the last step's spending; otherwise it is evaluated
 #: every step (:meth:`DistanceBudget.measured_hold`).
 RENEWED_STEPS = 4.0
+#: [m] Margin on a sharp box-box distance (:meth:`DistanceBudget._out_of_contact`) for the round-off
+#: between its arithmetic and the corner completion's.
+SHARP_MARGIN = 1e-9
 
 
 def _charge(duration: float, start: np.ndarray | float, end: np.ndarray | float) -> np.ndarray | float:
@@ -215,6 +218,9 @@ class DistanceBudget:
         self._watched_until = 0.0
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
+        #: The box pairs accounted by their sharp distance (:meth:`_out_of_contact`), keyed as
+        #: PyBullet's contact points name them (either way round).
+        self._sharp: dict[tuple[int, int, int, int], Pair] = {}
         self.bodies: dict[tuple[int, int], float] = {}
         #: Spending bound of every moving link (the most any link was charged in a step, summed
         #: over the steps), its value when every account was last checked one by one, and the
@@ -305,6 +311,16 @@ class DistanceBudget:
                 return False
         self._watch(bounds)
         return True
+
+    def sharp_pairs_clear(self, manifold: Sequence[tuple]) -> bool:
+        """True while Bullet's manifold ``manifold`` (read after the step) holds no point within the
+        tolerance of a box pair accounted by its sharp distance (:meth:`_out_of_contact`): such a
+        point, persisting from an earlier contact along its old normal, would be a contact of the
+        full evaluation."""
+        if not self._sharp:
+            return True
+        sharp, tolerance = self._sharp, self._tolerance
+        return not any(point[8] <= tolerance and point[1:5] in sharp for point in manifold)
 
     def _step_charge(self, link: tuple[int, int]) -> float:
         """What the last step charges ``link`` (as :meth:`spend` does; 0 for a static link)."""
@@ -431,6 +447,7 @@ class DistanceBudget:
         most = self._most()
         accounted = (pair for pair in nearby if (pair not in self.touching or pair in self._closest) and pair not in self._watched)
         measured = {pair: nearby[pair] for pair in accounted}
+        self._sharp = {}
         self.nearby = {pair: self._threshold(pair, gap) for pair, gap in measured.items()}
         band = self._tolerance + SEED_MARGIN
         self.bodies = {(a, b): self._lookahead - band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._finder.pairs}
@@ -470,8 +487,19 @@ class DistanceBudget:
         a static box or plane, not box against box, stays out of contact while its closest
         distance and the box corners of either link (the evaluation's other source, measured
         sharp) stay beyond the tolerance; any other pair must stay out of the seed band.
+
+        Two boxes within the seed band (jenga blocks side by side, a box by a wall) are measured
+        sharp instead (:meth:`~.contacts.ContactFinder.box_gap`): while that distance stays beyond
+        the tolerance no corner of either enters it, their rounded closest distance (never below
+        the sharp one) stays beyond it too, and a manifold point Bullet keeps from an earlier
+        contact is caught by :meth:`sharp_pairs_clear`.
         """
         a, b = pair
+        if gap <= self._tolerance + SEED_MARGIN and self._box_box(a, b):
+            sharp = self._finder.box_gap(pair)
+            if sharp is not None and sharp > self._tolerance + SHARP_MARGIN:
+                self._sharp[a[0], b[0], a[1], b[1]] = self._sharp[b[0], a[0], b[1], a[1]] = pair
+                return sharp - self._tolerance - SHARP_MARGIN
         if (a[0] in self.spent) == (b[0] in self.spent):  # two moving links (a static pair has no account)
             return gap - (self._tolerance + SEED_MARGIN)
         static = b if a[0] in self.spent else a

@@ -28,6 +28,7 @@ import numpy as np
 import pybullet as p
 
 from ..errors import ManifoldCompletionWarning
+from .box_geometry import box_corners, box_distance, box_separation
 from .frames import inertial_frame, rotation_matrix
 from .inventory import world_bodies
 from .reduction import MERGE_FRACTION, merge_indices, polygon_indices
@@ -160,11 +161,6 @@ class _Frame:
             self._rotation = rotation_matrix(self.orientation)
             self._rotation.setflags(write=False)
         return self._rotation
-
-
-def _box_corners(half_extents: np.ndarray) -> np.ndarray:
-    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
-    return signs * half_extents
 
 
 def _one_configuration(method: Callable[Concatenate[ContactFinder, _P], _R]) -> Callable[Concatenate[ContactFinder, _P], _R]:
@@ -459,7 +455,7 @@ class ContactFinder:
                 position = np.array(data[5])
                 vertices = None
                 if geometry == p.GEOM_BOX:
-                    vertices = _box_corners(dimensions / 2.0) @ rotation.T + position
+                    vertices = box_corners(dimensions / 2.0) @ rotation.T + position
                 shapes.append(_Shape(geometry, dimensions, position, rotation, vertices, dimensions / 2.0))
             self._shapes[key] = shapes
         return self._shapes[key]
@@ -477,6 +473,21 @@ class ContactFinder:
             return None
         centre, rotation = self._placements(body, link)[0]
         return shapes[0].geometry, centre, rotation, shapes[0].dimensions
+
+    @_one_configuration
+    def box_gap(self, pair: Pair) -> float | None:
+        """Distance between the two links of ``pair`` measured sharp, as Bullet's box-box detector
+        and the corner completion see them (:func:`~.box_geometry.box_separation`; 0.0 when they
+        touch), when every collision shape of both is a box; else None."""
+        sides = []
+        for body, link in pair:
+            shapes = self._link_shapes(body, link)
+            if not shapes or any(shape.geometry != p.GEOM_BOX for shape in shapes):
+                return None
+            sides.append(
+                [(centre, rotation, shape.half) for shape, (centre, rotation) in zip(shapes, self._placements(body, link), strict=True)]
+            )
+        return min(box_separation(*box_a, *box_b) for box_a in sides[0] for box_b in sides[1])
 
     def geometries(self, body: int, link: int) -> set[int]:
         """The geometry types (``p.GEOM_*``) of the link's collision shapes."""
@@ -734,18 +745,3 @@ def _all_beyond(points: np.ndarray, rows: list[list[float]] | None, centre: np.n
 def _smallest(values: np.ndarray) -> float:
     """``values.min(initial=inf)`` as a float, without a reduction over no rows."""
     return float(values.min()) if values.size else np.inf
-
-
-def box_distance(local: np.ndarray, half: np.ndarray, frame: np.ndarray, with_normals: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """Signed distance of points (box frame) to a box and outward unit normals (world frame;
-    None when not ``with_normals``)."""
-    excess = np.abs(local) - half
-    positive = np.maximum(excess, 0.0)
-    outside = np.sqrt(np.einsum("ij,ij->i", positive, positive))
-    deepest = np.maximum.reduce(excess, axis=1)  # excess.max(axis=1) without its wrapper
-    gaps = outside + np.minimum(deepest, 0.0)
-    if not with_normals:
-        return gaps, None
-    normals = np.sign(local) * np.where((outside > 0.0)[:, None], positive, excess == deepest[:, None])
-    normals /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normals, normals)), 1e-12)[:, None]
-    return gaps, normals @ frame.T

@@ -24,7 +24,8 @@ import math
 import numpy as np
 import pybullet as p
 
-from .contacts import ContactFinder, Feature, Pair, box_distance
+from .box_geometry import box_distance
+from .contacts import ContactFinder, Feature, Pair
 from .frames import inertial_frame, rotation_matrix
 
 #: [m] Decisions closer than this to the evaluation's thresholds are left to the evaluation.

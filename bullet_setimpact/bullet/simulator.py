@@ -376,6 +376,7 @@ class ImpactSimulator:
             if (
                 not self._pushed_by_bullet(touching, budget.touching, manifold)
                 and budget.watched_hold(manifold)
+                and budget.sharp_pairs_clear(manifold)
                 and (budget.others_hold() or budget.remeasure())
                 and budget.measured_hold()
             ):
