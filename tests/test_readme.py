@@ -4,7 +4,7 @@ runs as written, each in a fresh temporary directory, against the package under 
 Only sizes shrink (:data:`SMALLER`): a Monte Carlo run uses 2 rollouts, an outcome set
 2^16 samples, the same code otherwise.  Commands that install, start servers or run this
 suite itself are not run (:data:`NOT_RUN`); the Dask scheduler address
-``tcp://scheduler:8786`` is replaced by a 2-worker ``LocalCluster``'s.  The command lines
+``tcp://SCHEDULER_HOST:8786`` is replaced by a 2-worker ``LocalCluster``'s.  The command lines
 are in the slow tier (about 20 s).  Blocks run in subprocesses whose path holds the package
 under test (the clone it was imported from, or nothing extra for an installed package) and
 whose ``PATH`` starts with this interpreter's ``bin`` (its ``bullet-setimpact`` script).
@@ -26,7 +26,7 @@ import bullet_setimpact
 
 PACKAGE_ROOT = Path(bullet_setimpact.__file__).resolve().parents[1]
 README = Path(__file__).resolve().parents[1] / "README.md"
-SCHEDULER = "tcp://scheduler:8786"
+SCHEDULER = "tcp://SCHEDULER_HOST:8786"
 
 #: (pattern, replacement): the documented smaller sizes of long runs.
 SMALLER = (
@@ -70,7 +70,7 @@ def _smaller(code: str, scheduler: str) -> str:
 
 @pytest.fixture(scope="module")
 def scheduler() -> Iterator[str]:
-    """Address of a 2-worker Dask LocalCluster, standing in for ``tcp://scheduler:8786``."""
+    """Address of a 2-worker Dask LocalCluster, standing in for ``tcp://SCHEDULER_HOST:8786``."""
     from dask.distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
