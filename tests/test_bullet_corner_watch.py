@@ -33,8 +33,9 @@ def _place(client: int, cube: int, orientation: np.ndarray, lowest: float, x: fl
     p.performCollisionDetection(physicsClientId=client)
 
 
+@pytest.mark.parametrize("cube_first", [False, True])
 @pytest.mark.parametrize("ground", GROUNDS)
-def test_the_watch_agrees_with_the_evaluation_wherever_it_answers(client: int, ground: str) -> None:
+def test_the_watch_agrees_with_the_evaluation_wherever_it_answers(client: int, ground: str, cube_first: bool) -> None:
     """A 5 cm cube (``cube_small``) at random orientations with its lowest corner within
     ``[-2 tol, 2 tol]`` of the ground, in the middle of the ground and (box ground) a few
     millimetres from its edge.  Where the evaluation finds 1 to 3 of the cube's corners and nothing
@@ -43,9 +44,14 @@ def test_the_watch_agrees_with_the_evaluation_wherever_it_answers(client: int, g
     the move) ten times, and at each pose the watch's answer, unless None, must equal
     ``corner_pair_features == corners``.  Both answers must occur many times (the check can fail
     either way), and the watch must answer at least 3 times in 4 (None hands the pair to the
-    evaluation: correct, but the watch would save nothing)."""
-    ground_body = load_ground(client, ground)
-    cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
+    evaluation: correct, but the watch would save nothing).  Loaded first, the cube is link A
+    of the pair (its corners are the contact points on A), else the ground is."""
+    if cube_first:
+        cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
+        ground_body = load_ground(client, ground)
+    else:
+        ground_body = load_ground(client, ground)
+        cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
     finder = ContactFinder(client, [cube], TOLERANCE)
     pair = pair_key(((ground_body, -1), (cube, -1)))
     rng = np.random.default_rng(0)

@@ -121,14 +121,12 @@ class CornerWatch:
             return None if len(rows) > MAX_CORNERS else False
         positions = []
         for row in rows:
-            corner = (rotation @ self._corners[row] + origin).tolist()
-            if self._moving_is_a:
-                positions.append(corner)
-                continue
-            normal = self._normal(local[row].tolist(), gaps[row])
+            normal = self._normal(local[row].tolist(), gaps[row])  # the evaluation drops a corner without one
             if normal is None:
                 return None
-            positions.append([x - gaps[row] * n for x, n in zip(corner, normal, strict=True)])
+            corner = (rotation @ self._corners[row] + origin).tolist()
+            # position_a: the corner itself on link A, else its projection on the static shape (on A)
+            positions.append(corner if self._moving_is_a else [x - gaps[row] * n for x, n in zip(corner, normal, strict=True)])
         return self._manifold_merges(positions)
 
     def _normal(self, local: list[float], gap: float) -> list[float] | None:
