@@ -7,8 +7,9 @@ touching features (they stay in contact) and ``d - tol`` over its other box corn
 enters contact); for a pair out of contact it is ``d - tol - SEED_MARGIN`` with ``d`` its
 closest distance (the pair stays out of the seed band, see :data:`~.contacts.SEED_MARGIN`;
 for a moving link against a static box or plane, not box against box, ``min(d, box corner
-gaps) - tol``, see :meth:`DistanceBudget._out_of_contact`), or ``LOOKAHEAD - tol -
-SEED_MARGIN`` beyond the lookahead.
+gaps) - tol``; for two boxes within the seed band, their sharp distance less ``tol``; see
+:meth:`DistanceBudget._out_of_contact`), or ``LOOKAHEAD - tol - SEED_MARGIN`` beyond the
+lookahead.
 
 A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds its speed
 from the base and joint velocities (:class:`SpeedBound`): Bullet's semi-implicit Euler moves
@@ -24,7 +25,10 @@ again instead of the full evaluation (:meth:`DistanceBudget.remeasure`: one
 ``getClosestPoints`` per spent link pair, or per body pair when a pair beyond the lookahead
 may have come near).  A link pair in contact through box corners alone whose slack is spent is
 evaluated again on its own and kept while the same corners touch
-(:meth:`DistanceBudget.touching_holds`).  A closest-point contact (a sphere or mesh on the
+(:meth:`DistanceBudget.touching_holds`); if its new slack would be spent within
+:data:`RENEWED_STEPS` steps (corners creeping), it is checked every step instead, by a
+:class:`~.corner_watch.CornerWatch` or by evaluating it alone, until its links slow down
+(:meth:`DistanceBudget.measured_hold`).  A closest-point contact (a sphere or mesh on the
 ground) has no account: Bullet's manifold, read after every step anyway, bounds its gap
 (:meth:`DistanceBudget.watched_hold`).  Checking every account costs O(1) while the most any link has spent
 since the last check of each stays within the least headroom that check found.  Bullet
