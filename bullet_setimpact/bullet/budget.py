@@ -307,7 +307,7 @@ class DistanceBudget:
             if pair is not None and not point[8] <= largest.get(pair, -math.inf):
                 largest[pair] = point[8]
         tolerance = self._tolerance
-        bounds = {(a, b): largest.get((a, b), math.inf) + self._step_charge(a) + self._step_charge(b) for a, b in self._watched}
+        bounds = {pair: largest.get(pair, math.inf) + self._pair_charge(pair) for pair in self._watched}
         unconfirmed = [pair for pair, bound in bounds.items() if not bound <= tolerance]
         if unconfirmed:
             bounds.update(self._finder.link_gaps(unconfirmed, tolerance))
@@ -325,6 +325,10 @@ class DistanceBudget:
             return True
         sharp, tolerance = self._sharp, self._tolerance
         return not any(point[8] <= tolerance and point[1:5] in sharp for point in manifold)
+
+    def _pair_charge(self, pair: Pair) -> float:
+        """What the last step charges the two links of ``pair`` together (:meth:`_step_charge`)."""
+        return self._step_charge(pair[0]) + self._step_charge(pair[1])
 
     def _step_charge(self, link: tuple[int, int]) -> float:
         """What the last step charges ``link`` (as :meth:`spend` does; 0 for a static link)."""
@@ -381,7 +385,7 @@ class DistanceBudget:
         contacts = self._corner_contacts[pair]
         gaps = self._finder.corner_gaps(pair)
         slack = corner_slack(self._tolerance, {feature: gap for feature, gap in gaps.items() if feature in contacts}, gaps)
-        if slack <= RENEWED_STEPS * (self._step_charge(pair[0]) + self._step_charge(pair[1])):
+        if slack <= RENEWED_STEPS * self._pair_charge(pair):
             return slack
         self.touching[pair] = slack + self._spent(pair[0]) + self._spent(pair[1])
         return None
@@ -403,7 +407,7 @@ class DistanceBudget:
                 verdict = self._pair_features(pair) == measured.corners
             if not verdict:
                 return False
-            if RENEWED_STEPS * (self._step_charge(pair[0]) + self._step_charge(pair[1])) < measured.slack:
+            if RENEWED_STEPS * self._pair_charge(pair) < measured.slack:
                 calmed.append(pair)
         for pair in calmed:
             slack = self._renew(pair)

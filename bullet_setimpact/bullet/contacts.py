@@ -298,7 +298,7 @@ class ContactFinder:
         candidates += self._vertex_points(body_b, link_b, body_a, link_a, flip=True)
         if not candidates:
             return {contact.feature for contact in self.pair_contacts(pair)}
-        manifold = self._manifold(body_a, link_a, body_b, link_b)
+        manifold = self.manifold_points(body_a, link_a, body_b, link_b)
         positions = [position for _, position, _ in candidates] + [list(point[5]) for point in manifold]
         normals = [normal for _, _, normal in candidates] + [point[7] for point in manifold]
         kept = self._reduced(((body_a, link_a), (body_b, link_b)), positions, normals)
@@ -309,14 +309,14 @@ class ContactFinder:
         body_a, body_b, link_a, link_b = seed[1], seed[2], seed[3], seed[4]
         candidates = self._vertex_contacts(body_a, link_a, body_b, link_b, flip=False)
         candidates += self._vertex_contacts(body_b, link_b, body_a, link_a, flip=True)
-        manifold = self._manifold(body_a, link_a, body_b, link_b)
+        manifold = self.manifold_points(body_a, link_a, body_b, link_b)
         if candidates or manifold:
             return self._reduce(candidates, manifold)
         if float(seed[8]) <= self.tolerance:
             return [self._from_bullet(seed)]
         return []
 
-    def _manifold(self, body_a: int, link_a: int, body_b: int, link_b: int) -> list[tuple]:
+    def manifold_points(self, body_a: int, link_a: int, body_b: int, link_b: int) -> list[tuple]:
         """Bullet's manifold points of a link pair within the tolerance, as PyBullet returns them."""
         points = p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self.client)
         return [point for point in points if float(point[8]) <= self.tolerance]

@@ -43,17 +43,18 @@ class CornerWatch:
         finder: ContactFinder,
         moving: tuple[int, int],
         static: tuple[int, int],
+        corners: np.ndarray,
+        shape: tuple[int, np.ndarray, np.ndarray, np.ndarray],
         rows: frozenset[int],
         moving_is_a: bool,
         spent: float,
         far: float,
     ) -> None:
         self.moving = moving
+        self._finder = finder
         self._client = finder.client
         self._tolerance = finder.tolerance
-        corners, shape = finder.link_corners(*moving), finder.only_shape(*static)
-        assert corners is not None and shape is not None  # checked by start
-        self._corners = corners
+        self._corners = corners  # the moving link's box corners (its inertial frame)
         geometry, self._centre, self._frame, dimensions = shape
         #: The shape's axes in the world (its frame's columns): a box face's outward normal is one of them, signed.
         self._axes = self._frame.T.tolist()
@@ -65,7 +66,7 @@ class CornerWatch:
         self._rows = rows
         self._moving_is_a = moving_is_a
         a, b = (moving, static) if moving_is_a else (static, moving)
-        self._manifold_query = (a[0], b[0], a[1], b[1])
+        self._manifold_query = (a[0], a[1], b[0], b[1])
         self._merge = finder.merge_distance(a, b)
         self._until = spent + far  # the static corners' account: the most any link spends may reach this
 
@@ -79,13 +80,8 @@ class CornerWatch:
         if (first[0] in moving_bodies) == (second[0] in moving_bodies):
             return None
         moving, static = (first, second) if first[0] in moving_bodies else (second, first)
-        shape = finder.only_shape(*static)
-        if (
-            shape is None
-            or shape[0] not in (p.GEOM_BOX, p.GEOM_PLANE)
-            or finder.link_corners(*moving) is None
-            or len(corners) > MAX_CORNERS
-        ):
+        shape, link_corners = finder.only_shape(*static), finder.link_corners(*moving)
+        if shape is None or shape[0] not in (p.GEOM_BOX, p.GEOM_PLANE) or link_corners is None or len(corners) > MAX_CORNERS:
             return None
         if any(feature[1:3] != moving or feature[4:6] != static for feature in corners):
             return None
@@ -94,7 +90,7 @@ class CornerWatch:
         if not far > 0.0:
             return None
         moving_is_a = (moving[0], static[0]) in finder.pairs
-        return cls(finder, moving, static, frozenset(feature[3] for feature in corners), moving_is_a, spent, far)
+        return cls(finder, moving, static, link_corners, shape, frozenset(feature[3] for feature in corners), moving_is_a, spent, far)
 
     def holds(self, spent: float) -> bool | None:
         """True when the evaluation of the pair finds the same touching corners and nothing else,
@@ -157,10 +153,7 @@ class CornerWatch:
         merge = self._merge
         if any(math.dist(a, b) <= merge + MARGIN for i, a in enumerate(positions) for b in positions[i + 1 :]):
             return None  # corners that could merge with each other: the evaluation decides
-        body_a, body_b, link_a, link_b = self._manifold_query
-        for point in p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self._client):
-            if not float(point[8]) <= self._tolerance:
-                continue
+        for point in self._finder.manifold_points(*self._manifold_query):
             nearest = min(math.dist(point[5], position) for position in positions)
             if nearest > merge + MARGIN:
                 return False  # kept: a feature of its own
