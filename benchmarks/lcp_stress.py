@@ -12,9 +12,12 @@ from the seed, bounds from :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`)
 - the worst residual of any returned solution (recomputed) and the final raises (must be 0).
 
 Each chunk of :data:`CHUNK` seeds is written to ``--out`` as soon as it is solved
-(``<family>_<first seed>.json``, atomically), and a rerun with the same ``--out`` skips the
-chunks already there: a run of 10^5 LCPs that is stopped loses at most the chunks in flight,
-and the table always covers every stored seed below ``--count``.
+(``<family>_<first seed>.json``, atomically, with the commit of the code that solved it), and a
+rerun with the same ``--out`` skips the chunks already there: a run of 10^5 LCPs that is stopped
+loses at most the chunks in flight, and the table always covers every stored seed below
+``--count``. The runs quoted in the issue notes are kept in ``benchmarks/results/lcp_stress/``
+(committed as they grow, since a 10^5 run of the combined family outlasts a working session);
+``--out benchmarks/results/lcp_stress`` reprints their table without solving anything.
 
 Usage::
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -48,9 +52,21 @@ from tests.hard_lcps import FAMILIES, step_lcp
 
 #: Seeds per stored chunk (fixed, so that a rerun with another ``--workers`` resumes the same chunks).
 CHUNK = 100
-#: ... and for the two families of up to 128 contacts (about 0.1 and 1 s per LCP).
-LARGE_CHUNK = 10
+#: The two families of up to 128 contacts (about 0.1 and 0.5 s per LCP) may have their own count.
 LARGE_FAMILIES = ("many", "combined")
+
+
+def code_version() -> str:
+    """The commit of this checkout (``+dirty`` with uncommitted changes), or ``"unknown"`` outside git."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "bullet_setimpact"], capture_output=True, text=True)
+    except OSError:
+        return "unknown"
+    if commit.returncode != 0:
+        return "unknown"
+    return commit.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def run_chunk(job: tuple[str, int, int]) -> tuple[str, int, list[tuple[str, float, float]]]:
@@ -63,9 +79,10 @@ def run_chunk(job: tuple[str, int, int]) -> tuple[str, int, list[tuple[str, floa
         try:
             solution = solve_lcp(W, w, rng=np.random.default_rng(seed), bounds=bounds)
         except Exception as exc:  # counted as a final raise
-            runs.append((f"raised {type(exc).__name__}: {exc}", time.perf_counter() - begin, float("inf")))
+            runs.append((f"raised {type(exc).__name__}: {exc}", round(time.perf_counter() - begin, 4), float("inf")))
             continue
-        runs.append((solution.method, time.perf_counter() - begin, lcp_residual(W, w, solution.z)))
+        residual = float(f"{lcp_residual(W, w, solution.z):.3g}")  # three digits: the table prints two
+        runs.append((solution.method, round(time.perf_counter() - begin, 4), residual))
     return family, start, runs
 
 
@@ -75,8 +92,7 @@ def chunk_path(out: Path, family: str, start: int) -> Path:
 
 def solve_family(family: str, count: int, out: Path, workers: int) -> list[tuple[str, float, float]]:
     """Every run of ``family`` for seeds below ``count``: the stored chunks, and the others solved and stored."""
-    size = LARGE_CHUNK if family in LARGE_FAMILIES else CHUNK
-    jobs = [(family, start, min(start + size, count)) for start in range(0, count, size)]
+    jobs = [(family, start, min(start + CHUNK, count)) for start in range(0, count, CHUNK)]
     runs: list[tuple[str, float, float]] = []
     todo = []
     for job in jobs:
@@ -87,12 +103,13 @@ def solve_family(family: str, count: int, out: Path, workers: int) -> list[tuple
         else:
             todo.append(job)
     done = count - sum(stop - start for _, start, stop in todo)
+    code = code_version() if todo else ""
     with (
         tqdm(total=count, initial=done, desc=family, unit="LCP", leave=False) as bar,
         contextlib.closing(execute(run_chunk, todo, None, workers)) as chunks,
     ):
         for _, start, chunk in chunks:
-            atomic_write_text(chunk_path(out, family, start), json.dumps({"stop": start + len(chunk), "runs": chunk}))
+            atomic_write_text(chunk_path(out, family, start), json.dumps({"stop": start + len(chunk), "code": code, "runs": chunk}))
             runs += chunk
             bar.update(len(chunk))
     return runs
