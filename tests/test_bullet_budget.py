@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 
 import numpy as np
 import pybullet as p
@@ -330,8 +331,8 @@ def _count_watch_answers(monkeypatch: pytest.MonkeyPatch) -> dict:
     answers: dict = {True: 0, False: 0, None: 0}
     original = CornerWatch.holds
 
-    def counted(self: CornerWatch, spent: float) -> bool | None:
-        verdict = original(self, spent)
+    def counted(self: CornerWatch, spent: float, manifold: Sequence[tuple]) -> bool | None:
+        verdict = original(self, spent, manifold)
         answers[verdict] += 1
         return verdict
 

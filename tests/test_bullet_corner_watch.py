@@ -33,6 +33,17 @@ def _place(client: int, cube: int, orientation: np.ndarray, lowest: float, x: fl
     p.performCollisionDetection(physicsClientId=client)
 
 
+def _cube_on(client: int, ground: str, cube_first: bool) -> tuple[int, ContactFinder, tuple]:
+    """``cube_small`` and ``ground`` loaded in either order: the cube, a finder and their link pair."""
+    if cube_first:
+        cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
+        ground_body = load_ground(client, ground)
+    else:
+        ground_body = load_ground(client, ground)
+        cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
+    return cube, ContactFinder(client, [cube], TOLERANCE), pair_key(((ground_body, -1), (cube, -1)))
+
+
 @pytest.mark.parametrize("cube_first", [False, True])
 @pytest.mark.parametrize("ground", GROUNDS)
 def test_the_watch_agrees_with_the_evaluation_wherever_it_answers(client: int, ground: str, cube_first: bool) -> None:
@@ -46,14 +57,7 @@ def test_the_watch_agrees_with_the_evaluation_wherever_it_answers(client: int, g
     either way), and the watch must answer at least 3 times in 4 (None hands the pair to the
     evaluation: correct, but the watch would save nothing).  Loaded first, the cube is link A
     of the pair (its corners are the contact points on A), else the ground is."""
-    if cube_first:
-        cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
-        ground_body = load_ground(client, ground)
-    else:
-        ground_body = load_ground(client, ground)
-        cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
-    finder = ContactFinder(client, [cube], TOLERANCE)
-    pair = pair_key(((ground_body, -1), (cube, -1)))
+    cube, finder, pair = _cube_on(client, ground, cube_first)
     rng = np.random.default_rng(0)
     answers = {True: 0, False: 0, None: 0}
     for trial in range(300):
@@ -74,12 +78,58 @@ def test_the_watch_agrees_with_the_evaluation_wherever_it_answers(client: int, g
                 cube, (position + rng.uniform(-2.0, 2.0, size=3) * TOLERANCE).tolist(), orientation.tolist(), physicsClientId=client
             )
             p.performCollisionDetection(physicsClientId=client)
-            verdict = watch.holds(0.0)
+            verdict = watch.holds(0.0, p.getContactPoints(physicsClientId=client))
             answers[verdict] += 1
             if verdict is not None:
                 assert verdict == (finder.corner_pair_features(pair) == corners), f"trial {trial}: the watch said {verdict}"
     assert answers[True] >= 100 and answers[False] >= 100, answers
     assert answers[None] <= sum(answers.values()) / 4, answers
+
+
+@pytest.mark.parametrize("cube_first", [False, True])
+@pytest.mark.parametrize("ground", GROUNDS)
+def test_a_creeping_cube_is_checked_by_its_touching_corners_alone_and_the_watch_still_agrees(
+    client: int, ground: str, cube_first: bool
+) -> None:
+    """The watch places only the touching corners while the link cannot have moved any corner
+    across the tolerance since all gaps were last computed (``corner_motion`` below the least
+    ``|gap - tol|`` then).  A cube touching by 1 to 3 corners creeps: 40 steps of a random walk,
+    each moving it by up to ``tol / 10`` and turning it by up to 0.05 mrad (about a resting
+    foot's creep) and drifting up or down by ``tol / 20``, so that over the walk corners do
+    cross the tolerance.  Every answer the watch
+    gives must be the evaluation's, the shortcut must be taken in at least a third of the
+    checks (else it saves nothing), and the walk must end some watches with False (a corner
+    crossed: the shortcut must not hide it)."""
+    cube, finder, pair = _cube_on(client, ground, cube_first)
+    rng = np.random.default_rng(1)
+    answers = {True: 0, False: 0, None: 0}
+    shortcuts = 0
+    for trial in range(120):
+        orientation = rng.normal(size=4)
+        _place(client, cube, orientation / np.linalg.norm(orientation), rng.uniform(-1.0, 1.0) * TOLERANCE, rng.uniform(-1.0, 1.0))
+        corners = finder.corner_pair_features(pair)
+        if not 1 <= len(corners) <= MAX_CORNERS or any(feature[0] != "vertex" for feature in corners):
+            continue
+        watch = CornerWatch.start(finder, pair, corners, {cube}, 0.0)
+        assert watch is not None
+        drift = np.array([0.0, 0.0, rng.choice([-1.0, 1.0]) * TOLERANCE / 20.0])
+        for _ in range(40):
+            position, start = p.getBasePositionAndOrientation(cube, physicsClientId=client)
+            moved = p.getQuaternionFromEuler((rng.uniform(-1.0, 1.0, size=3) * 5e-5).tolist())
+            orientation = p.multiplyTransforms([0, 0, 0], moved, [0, 0, 0], start)[1]
+            shifted = (np.array(position) + drift + rng.uniform(-1.0, 1.0, size=3) * TOLERANCE / 10.0).tolist()
+            p.resetBasePositionAndOrientation(cube, shifted, orientation, physicsClientId=client)
+            p.performCollisionDetection(physicsClientId=client)
+            verdict = watch.holds(0.0, p.getContactPoints(physicsClientId=client))
+            answers[verdict] += 1
+            if verdict is not None:
+                assert verdict == (finder.corner_pair_features(pair) == corners), f"trial {trial}: the watch said {verdict}"
+            if verdict is not True:
+                break
+        shortcuts += watch.shortcuts
+    assert shortcuts >= sum(answers.values()) / 3, (shortcuts, answers)
+    assert answers[False] >= 40, answers
+    print(f"{ground} ground, cube first {cube_first}: {answers}, shortcuts {shortcuts}")
 
 
 def test_the_static_corners_account_ends_the_watch(client: int) -> None:
@@ -98,5 +148,5 @@ def test_the_static_corners_account_ends_the_watch(client: int) -> None:
     assert len(corners) == 1
     watch = CornerWatch.start(finder, pair, corners, {cube}, 0.0)
     assert watch is not None
-    assert watch.holds(0.4) is True
-    assert watch.holds(100.0) is False
+    assert watch.holds(0.4, p.getContactPoints(physicsClientId=client)) is True
+    assert watch.holds(100.0, p.getContactPoints(physicsClientId=client)) is False

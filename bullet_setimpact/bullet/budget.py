@@ -390,19 +390,20 @@ class DistanceBudget:
         self.touching[pair] = slack + self._spent(pair[0]) + self._spent(pair[1])
         return None
 
-    def measured_hold(self) -> bool:
+    def measured_hold(self, manifold: Sequence[tuple]) -> bool:
         """True while the evaluation of each link pair checked every step (:meth:`_touch_again`)
         would find the same box corners in contact and nothing else: the full evaluation would
         then find the contact set it found, as it does for the pairs under an account.  A
         :class:`~.corner_watch.CornerWatch` answers from one pose read; where it does not apply
         or cannot tell, the pair is evaluated (:meth:`~.contacts.ContactFinder.corner_pair_features`).
+        ``manifold``: Bullet's contact points read after the step (every pair).
 
         A pair whose links have slowed down so that its last measured slack would outlast
         :data:`RENEWED_STEPS` steps of the last step's spending gets an account again (a body
         that came to rest then costs O(1) a step, not a check)."""
         calmed = []
         for pair, measured in self._measured.items():
-            verdict = None if measured.watch is None else measured.watch.holds(self.most)
+            verdict = None if measured.watch is None else measured.watch.holds(self.most, manifold)
             if verdict is None:
                 verdict = self._pair_features(pair) == measured.corners
             if not verdict:

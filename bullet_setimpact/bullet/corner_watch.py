@@ -15,24 +15,34 @@ normal that may be degenerate, a manifold point within it of the merge distance,
 answers ``None``; the pair is then evaluated in full.  The static box's own corners stay out of
 contact by an account: their distance to the moving link at the start, less the most any
 link has spent since (:attr:`~.budget.DistanceBudget.most`, a bound on every point's displacement).
+
+A resting link barely moves between steps, so the gaps of all eight corners are computed only
+when the link may have moved far enough to change which corners touch: the last such
+computation keeps its pose and the *clearance* (the least ``|gap - tol|`` of the corners), and
+while no corner can have moved by the clearance since (:func:`corner_motion`), only the touching
+corners are placed (their normals and positions, for the manifold check, are needed each step).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pybullet as p
 
 from .box_geometry import box_distance
 from .contacts import ContactFinder, Feature, Pair
-from .frames import inertial_frame, rotation_matrix
+from .frames import inertial_frame, rotation_matrix, rotation_rows
 
 #: [m] Decisions closer than this to the evaluation's thresholds are left to the evaluation.
 MARGIN = 1e-9
 #: At most this many touching corners (with four or more the evaluation may reduce them to
 #: their contact polygon's vertices, which the watch does not repeat).
 MAX_CORNERS = 3
+
+#: A corner placed: its world position, its position in the static shape's frame, its gap.
+Placed = tuple[list[float], list[float], float]
 
 
 class CornerWatch:
@@ -62,13 +72,23 @@ class CornerWatch:
         self._half = dimensions / 2.0 if geometry == p.GEOM_BOX else None
         self._half_list = [] if self._half is None else self._half.tolist()
         self._plane_normal = dimensions / np.linalg.norm(dimensions)
+        self._plane_normal_list = self._plane_normal.tolist()
         self._world_plane_normal = (self._frame @ self._plane_normal).tolist()
         self._rows = rows
         self._moving_is_a = moving_is_a
         a, b = (moving, static) if moving_is_a else (static, moving)
-        self._manifold_query = (a[0], a[1], b[0], b[1])
+        self._manifold_query = (a[0], b[0], a[1], b[1])  # as a contact point names the pair (bodyA, bodyB, linkA, linkB)
+        self._swapped_query = (b[0], a[0], b[1], a[1])
         self._merge = finder.merge_distance(a, b)
         self._until = spent + far  # the static corners' account: the most any link spends may reach this
+        self._corner_list = corners.tolist()
+        self._reach = max(math.sqrt(sum(x * x for x in corner)) for corner in self._corner_list)
+        self._centre_list = self._centre.tolist()
+        #: The pose (position, quaternion) at which all corners' gaps were last computed, and
+        #: their clearance then: the least ``|gap - tol|`` (None: compute them at the next check).
+        self._reference: tuple[Sequence[float], Sequence[float], float] | None = None
+        #: Checks that placed only the touching corners (the others could not have moved enough).
+        self.shortcuts = 0
 
     @classmethod
     def start(cls, finder: ContactFinder, pair: Pair, corners: set[Feature], moving_bodies: set[int], spent: float) -> CornerWatch | None:
@@ -92,13 +112,42 @@ class CornerWatch:
         moving_is_a = (moving[0], static[0]) in finder.pairs
         return cls(finder, moving, static, link_corners, shape, frozenset(feature[3] for feature in corners), moving_is_a, spent, far)
 
-    def holds(self, spent: float) -> bool | None:
+    def holds(self, spent: float, manifold: Sequence[tuple]) -> bool | None:
         """True when the evaluation of the pair finds the same touching corners and nothing else,
         False when it finds another set, None when the margins cannot tell (evaluate it).
-        ``spent``: the most any link has spent so far."""
+        ``spent``: the most any link has spent so far; ``manifold``: Bullet's contact points
+        (``p.getContactPoints()``, every pair) read after the step."""
         if not spent < self._until:
             return False
         position, orientation = inertial_frame(self._client, *self.moving)
+        reference = self._reference
+        if reference is not None and corner_motion(reference[0], reference[1], position, orientation, self._reach) < reference[2] - MARGIN:
+            self.shortcuts += 1  # every corner's gap is on the side of the tolerance it was, by more than the margin
+            rotation = rotation_rows(orientation)
+            placed = {row: self._place(self._corner_list[row], rotation, position) for row in self._rows}
+        else:
+            every = self._place_all(position, orientation)
+            if every is None:
+                return None
+            placed = every
+            if frozenset(row for row, (_, _, gap) in placed.items() if gap < self._tolerance) != self._rows:
+                touching = sum(gap < self._tolerance for _, _, gap in placed.values())
+                return None if touching > MAX_CORNERS else False
+            # a pose with the watched corners touching, and how far every corner is from changing side
+            self._reference = (position, orientation, min(abs(gap - self._tolerance) for _, _, gap in placed.values()))
+        positions = []
+        for row in self._rows:
+            corner, local, gap = placed[row]
+            normal = self._normal(local, gap)  # the evaluation drops a corner without one
+            if normal is None:
+                return None
+            # position_a: the corner itself on link A, else its projection on the static shape (on A)
+            positions.append(corner if self._moving_is_a else [x - gap * n for x, n in zip(corner, normal, strict=True)])
+        return self._manifold_merges(positions, manifold)
+
+    def _place_all(self, position: Sequence[float], orientation: Sequence[float]) -> dict[int, Placed] | None:
+        """Every corner's world position, position in the static shape's frame and gap (the
+        evaluation's ``box_distance``), or None when a gap is within the margin of the tolerance."""
         rotation, origin = rotation_matrix(orientation), np.asarray(position)
         # the corners in the static shape's frame, (R c + o - centre) F, as one product
         local = self._corners @ (rotation.T @ self._frame) + (origin - self._centre) @ self._frame
@@ -106,24 +155,28 @@ class CornerWatch:
             gaps = box_distance(local, self._half, self._frame, with_normals=False)[0].tolist()
         else:
             gaps = (local @ self._plane_normal).tolist()
-        tolerance = self._tolerance
-        rows = []
-        for row, gap in enumerate(gaps):
-            if abs(gap - tolerance) <= MARGIN:
-                return None
-            if gap < tolerance:
-                rows.append(row)
-        if frozenset(rows) != self._rows:
-            return None if len(rows) > MAX_CORNERS else False
-        positions = []
-        for row in rows:
-            normal = self._normal(local[row].tolist(), gaps[row])  # the evaluation drops a corner without one
-            if normal is None:
-                return None
-            corner = (rotation @ self._corners[row] + origin).tolist()
-            # position_a: the corner itself on link A, else its projection on the static shape (on A)
-            positions.append(corner if self._moving_is_a else [x - gaps[row] * n for x, n in zip(corner, normal, strict=True)])
-        return self._manifold_merges(positions)
+        if any(abs(gap - self._tolerance) <= MARGIN for gap in gaps):
+            return None
+        world = (self._corners @ rotation.T + origin).tolist()
+        return {row: (world[row], corner, gap) for row, (corner, gap) in enumerate(zip(local.tolist(), gaps, strict=True))}
+
+    def _place(self, corner: list[float], rotation: list[list[float]], position: Sequence[float]) -> Placed:
+        """One corner's world position, position in the static shape's frame and gap, on Python
+        floats (written out: a watch places its touching corners every step)."""
+        x, y, z = corner
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rotation
+        px, py, pz = position
+        wx, wy, wz = r00 * x + r01 * y + r02 * z + px, r10 * x + r11 * y + r12 * z + py, r20 * x + r21 * y + r22 * z + pz
+        cx, cy, cz = self._centre_list
+        dx, dy, dz = wx - cx, wy - cy, wz - cz
+        local = [a * dx + b * dy + c * dz for a, b, c in self._axes]
+        if self._half is None:
+            nx, ny, nz = self._plane_normal_list
+            return [wx, wy, wz], local, local[0] * nx + local[1] * ny + local[2] * nz
+        hx, hy, hz = self._half_list
+        ex, ey, ez = abs(local[0]) - hx, abs(local[1]) - hy, abs(local[2]) - hz
+        outside = math.sqrt(max(ex, 0.0) ** 2 + max(ey, 0.0) ** 2 + max(ez, 0.0) ** 2)
+        return [wx, wy, wz], local, outside + min(max(ex, ey, ez), 0.0)
 
     def _normal(self, local: list[float], gap: float) -> list[float] | None:
         """The static shape's outward unit normal (world) at a touching corner at ``local``
@@ -146,17 +199,42 @@ class CornerWatch:
         length = math.sqrt(sum(x * x for x in direction))
         return [sum(axis[i] * weight for axis, weight in zip(self._axes, direction, strict=True)) / length for i in range(3)]
 
-    def _manifold_merges(self, positions: list[list[float]]) -> bool | None:
+    def _manifold_merges(self, positions: list[list[float]], manifold: Sequence[tuple]) -> bool | None:
         """Whether every manifold point of the pair within the tolerance merges into one of the
         touching corners (at ``positions``, their ``position_a``), as :func:`~.reduction.merge_indices`
-        drops it; None when a distance is within the margin of the merge distance."""
+        drops it; None when a distance is within the margin of the merge distance.  The pair's
+        points are taken from ``manifold`` with their position on link A (PyBullet's pair query
+        returns the same point with A and B exchanged when Bullet stores the pair the other way)."""
         merge = self._merge
         if any(math.dist(a, b) <= merge + MARGIN for i, a in enumerate(positions) for b in positions[i + 1 :]):
             return None  # corners that could merge with each other: the evaluation decides
-        for point in self._finder.manifold_points(*self._manifold_query):
-            nearest = min(math.dist(point[5], position) for position in positions)
+        tolerance, query, swapped = self._tolerance, self._manifold_query, self._swapped_query
+        for point in manifold:
+            key = point[1:5]
+            if key == query:
+                on_a = point[5]
+            elif key == swapped:
+                on_a = point[6]
+            else:
+                continue
+            if not float(point[8]) <= tolerance:
+                continue
+            nearest = min(math.dist(on_a, position) for position in positions)
             if nearest > merge + MARGIN:
                 return False  # kept: a feature of its own
             if nearest > merge - MARGIN:
                 return None
         return True
+
+
+def corner_motion(
+    position: Sequence[float], orientation: Sequence[float], new_position: Sequence[float], new_orientation: Sequence[float], reach: float
+) -> float:
+    """A bound on how far any point within ``reach`` of a link frame's origin moved between two
+    poses (positions, unit quaternions ``(x, y, z, w)``): the origin's move plus ``2 reach
+    |q' - q|`` (with the sign of ``q'`` nearer ``q``).  A rotation by ``theta`` moves such a point by
+    at most ``2 reach sin(theta / 2)``, and ``sin(theta / 2) <= |q' - q|`` for unit quaternions
+    with ``q . q' >= 0`` (``sin^2 = u^2 (1 - u^2 / 4)`` with ``u = |q' - q|``)."""
+    sign = 1.0 if sum(a * b for a, b in zip(orientation, new_orientation, strict=True)) >= 0.0 else -1.0
+    turn = math.sqrt(sum((sign * b - a) ** 2 for a, b in zip(orientation, new_orientation, strict=True)))
+    return math.dist(position, new_position) + 2.0 * reach * turn

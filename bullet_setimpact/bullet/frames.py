@@ -38,14 +38,18 @@ def rotation_matrix(quaternion: Sequence[float]) -> np.ndarray:
     """Rotation matrix ``(3, 3)`` of one unit quaternion ``(x, y, z, w)``: the formula of
     :func:`rotation_matrices` in the same operation order on Python floats (the same
     IEEE-rounded operations, so the same bits, without numpy's per-array overhead)."""
+    return np.array(rotation_rows(quaternion))
+
+
+def rotation_rows(quaternion: Sequence[float]) -> list[list[float]]:
+    """The rows of :func:`rotation_matrix` as lists of Python floats (for per-step checks that
+    place a few points without numpy)."""
     x, y, z, w = (float(value) for value in quaternion)
-    return np.array(
-        [
-            [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
-            [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
-            [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)],
-        ]
-    )
+    return [
+        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
+        [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
+        [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)],
+    ]
 
 
 def inertial_position(client: int, body: int, link: int) -> np.ndarray:

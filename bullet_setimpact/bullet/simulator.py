@@ -378,7 +378,7 @@ class ImpactSimulator:
                 and budget.watched_hold(manifold)
                 and budget.sharp_pairs_clear(manifold)
                 and (budget.others_hold() or budget.remeasure())
-                and budget.measured_hold()
+                and budget.measured_hold(manifold)
             ):
                 self._end = end
                 self._budget_age += 1
