@@ -9,10 +9,12 @@ from the seed, bounds from :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`)
 - ``fallbacks``: solves where randomized Lemke failed (its raises, caught) and a later stage
   answered, by stage;
 - the mean time of a fast-path solve and of a fallback solve;
-- the worst residual of any returned solution (recomputed) and the final raises (must be 0).
+- the worst residual of any returned solution (recomputed) and the final raises (must be 0);
+- the commits of the code that solved the stored chunks.
 
-Each chunk of :data:`CHUNK` seeds is written to ``--out`` as soon as it is solved
-(``<family>_<first seed>.json``, atomically, with the commit of the code that solved it), and a
+Each chunk of seeds (:data:`LARGE_CHUNK`, :data:`SMALL_CHUNK`) is written to ``--out`` as soon as
+it is solved (``<family>_<first seed>.json``, atomically: the count and time of each stage, the
+worst residual, the seeds that fell back or raised, and the commit of the code that solved it), and a
 rerun with the same ``--out`` skips the chunks already there: a run of 10^5 LCPs that is stopped
 loses at most the chunks in flight, and the table always covers every stored seed below
 ``--count``. The runs quoted in the issue notes are kept in ``benchmarks/results/lcp_stress/``
@@ -33,11 +35,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -50,10 +54,13 @@ from bullet_setimpact.pool import execute
 from bullet_setimpact.records import atomic_write_text
 from tests.hard_lcps import FAMILIES, step_lcp
 
-#: Seeds per stored chunk (fixed, so that a rerun with another ``--workers`` resumes the same chunks).
-CHUNK = 100
-#: The two families of up to 128 contacts (about 0.1 and 0.5 s per LCP) may have their own count.
+#: Seeds per stored chunk (fixed, so that a rerun with another ``--workers`` resumes the same
+#: chunks): 100 for the two families of up to 128 contacts (about 0.1 and 0.5 s per LCP), 1000
+#: for the others (about 1 ms).
+LARGE_CHUNK, SMALL_CHUNK = 100, 1000
 LARGE_FAMILIES = ("many", "combined")
+#: The stage name of randomized Lemke (the fast path); every other stage is a fallback.
+FAST = "lemke"
 
 
 def code_version() -> str:
@@ -69,9 +76,9 @@ def code_version() -> str:
     return commit.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
-def run_chunk(job: tuple[str, int, int]) -> tuple[str, int, list[tuple[str, float, float]]]:
-    """``(family, start, runs)`` with one ``(stage or error, seconds, residual)`` per seed ``start..stop``."""
-    family, start, stop = job
+def run_chunk(job: tuple[str, int, int, str]) -> tuple[str, int, dict[str, Any]]:
+    """``(family, start, summary)`` of the seeds ``start..stop`` (:func:`summarize`), solved by the code of commit ``code``."""
+    family, start, stop, code = job
     runs = []
     for seed in range(start, stop):
         W, w, bounds = step_lcp(family, seed)
@@ -79,40 +86,67 @@ def run_chunk(job: tuple[str, int, int]) -> tuple[str, int, list[tuple[str, floa
         try:
             solution = solve_lcp(W, w, rng=np.random.default_rng(seed), bounds=bounds)
         except Exception as exc:  # counted as a final raise
-            runs.append((f"raised {type(exc).__name__}: {exc}", round(time.perf_counter() - begin, 4), float("inf")))
+            runs.append((seed, f"raised {type(exc).__name__}: {exc}", time.perf_counter() - begin, math.inf))
             continue
-        residual = float(f"{lcp_residual(W, w, solution.z):.3g}")  # three digits: the table prints two
-        runs.append((solution.method, round(time.perf_counter() - begin, 4), residual))
-    return family, start, runs
+        runs.append((seed, solution.method, time.perf_counter() - begin, lcp_residual(W, w, solution.z)))
+    return family, start, summarize(stop, code, runs)
+
+
+def summarize(stop: int, code: str, runs: list[tuple[int, str, float, float]]) -> dict[str, Any]:
+    """What a chunk stores of its ``(seed, stage or error, seconds, residual)`` runs: the count
+    and total seconds of each stage, the worst residual, and every seed randomized Lemke did
+    not answer (``[seed, stage, seconds]``) or that raised (``[seed, message]``)."""
+    counts: Counter[str] = Counter()
+    seconds: Counter[str] = Counter()
+    fallbacks, raises = [], []
+    for seed, stage, elapsed, _ in runs:
+        if stage.startswith("raised"):
+            raises.append([seed, stage])
+            continue
+        counts[stage] += 1
+        seconds[stage] += elapsed
+        if stage != FAST:
+            fallbacks.append([seed, stage, round(elapsed, 4)])
+    worst = max((residual for *_, residual in runs if math.isfinite(residual)), default=0.0)
+    return {
+        "stop": stop,
+        "code": code,
+        "counts": dict(counts),
+        "seconds": {stage: round(total, 4) for stage, total in seconds.items()},
+        "worst_residual": float(f"{worst:.3g}"),
+        "fallbacks": fallbacks,
+        "raises": raises,
+    }
 
 
 def chunk_path(out: Path, family: str, start: int) -> Path:
     return out / f"{family}_{start:07d}.json"
 
 
-def solve_family(family: str, count: int, out: Path, workers: int) -> list[tuple[str, float, float]]:
-    """Every run of ``family`` for seeds below ``count``: the stored chunks, and the others solved and stored."""
-    jobs = [(family, start, min(start + CHUNK, count)) for start in range(0, count, CHUNK)]
-    runs: list[tuple[str, float, float]] = []
+def solve_family(family: str, count: int, out: Path, workers: int) -> list[dict[str, Any]]:
+    """The summaries of ``family``'s seeds below ``count``: the stored chunks, and the others solved and stored."""
+    size = LARGE_CHUNK if family in LARGE_FAMILIES else SMALL_CHUNK
+    code = code_version()  # the workers run the code this process imported
+    jobs = [(family, start, min(start + size, count), code) for start in range(0, count, size)]
+    summaries = []
     todo = []
     for job in jobs:
         path = chunk_path(out, family, job[1])
         stored = json.loads(path.read_text()) if path.exists() else None
         if stored is not None and stored["stop"] == job[2]:
-            runs += [tuple(run) for run in stored["runs"]]
+            summaries.append(stored)
         else:
             todo.append(job)
-    done = count - sum(stop - start for _, start, stop in todo)
-    code = code_version() if todo else ""
+    done = count - sum(stop - start for _, start, stop, _ in todo)
     with (
         tqdm(total=count, initial=done, desc=family, unit="LCP", leave=False) as bar,
         contextlib.closing(execute(run_chunk, todo, None, workers)) as chunks,
     ):
-        for _, start, chunk in chunks:
-            atomic_write_text(chunk_path(out, family, start), json.dumps({"stop": start + len(chunk), "code": code, "runs": chunk}))
-            runs += chunk
-            bar.update(len(chunk))
-    return runs
+        for _, start, summary in chunks:
+            atomic_write_text(chunk_path(out, family, start), json.dumps(summary))
+            summaries.append(summary)
+            bar.update(sum(summary["counts"].values()) + len(summary["raises"]))
+    return summaries
 
 
 def main() -> None:
@@ -131,23 +165,26 @@ def main() -> None:
         parser.error(f"unknown families {unknown}; expected a subset of {FAMILIES}")
     args.out.mkdir(parents=True, exist_ok=True)
     header = f"{'family':<9} {'LCPs':>6} {'fallbacks':>9} {'share':>8} {'by stage':<46} {'fast ms':>8} {'fallback ms':>11}"
-    print(f"{header} {'worst res':>9} {'raises':>6}")
+    print(f"{header} {'worst res':>9} {'raises':>6}  code")
     for family in families:
         count = args.many_count if family in LARGE_FAMILIES and args.many_count is not None else args.count
-        runs = solve_family(family, count, args.out, args.workers)
-        stages = Counter(run[0] for run in runs)
-        fast = [run[1] for run in runs if run[0] == "lemke"]
-        slow = [run[1] for run in runs if run[0] != "lemke" and not run[0].startswith("raised")]
-        raised = [run[0] for run in runs if run[0].startswith("raised")]
-        fallback_stages = {key: value for key, value in stages.items() if key != "lemke" and not key.startswith("raised")}
-        worst = max((run[2] for run in runs if np.isfinite(run[2])), default=0.0)
+        summaries = solve_family(family, count, args.out, args.workers)
+        counts: Counter[str] = sum((Counter(summary["counts"]) for summary in summaries), Counter())
+        seconds: Counter[str] = sum((Counter(summary["seconds"]) for summary in summaries), Counter())
+        raises = [message for summary in summaries for _, message in summary["raises"]]
+        fallback_stages = {stage: number for stage, number in counts.items() if stage != FAST}
+        fallbacks = sum(fallback_stages.values())
+        solved = sum(counts.values()) + len(raises)
+        fast_ms = 1e3 * seconds[FAST] / counts[FAST] if counts[FAST] else 0.0
+        fallback_ms = 1e3 * sum(seconds[stage] for stage in fallback_stages) / fallbacks if fallbacks else 0.0
+        worst = max((summary["worst_residual"] for summary in summaries), default=0.0)
+        codes = sorted({summary["code"] for summary in summaries})
         print(
-            f"{family:<9} {len(runs):>6} {sum(fallback_stages.values()):>9} {sum(fallback_stages.values()) / len(runs):>8.2%} "
-            f"{fallback_stages!s:<46} {1e3 * np.mean(fast) if fast else 0.0:>8.2f} "
-            f"{1e3 * np.mean(slow) if slow else 0.0:>11.1f} {worst:>9.1e} {len(raised):>6}",
+            f"{family:<9} {solved:>6} {fallbacks:>9} {fallbacks / solved:>8.2%} {fallback_stages!s:<46} "
+            f"{fast_ms:>8.2f} {fallback_ms:>11.1f} {worst:>9.1e} {len(raises):>6}  {','.join(codes)}",
             flush=True,
         )
-        for message in dict.fromkeys(raised):
+        for message in dict.fromkeys(raises):
             print(f"  {message}")
 
 
