@@ -312,9 +312,11 @@ def _add_law_options(parser: argparse.ArgumentParser, laws: Sequence[str]) -> No
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario parameter (repeatable)")
 
 
-def build_parser(rollouts: int = 64, workers: int | None = None) -> argparse.ArgumentParser:
+def build_parser(rollouts: int = 64, workers: int | None = None, script: str | None = None) -> argparse.ArgumentParser:
     """The CLI's parser; ``rollouts`` and ``workers`` are ``run``'s defaults (a scenario
-    script's own are smaller, :func:`run_script`)."""
+    script's own are smaller, :func:`run_script`).  With ``script`` (a scenario script run as
+    ``python <script>``) it is ``run``'s parser alone, its usage and errors naming that command
+    and not offering the scenario argument the script fills in itself."""
     from . import __version__
     from .laws import LAWS
 
@@ -328,9 +330,15 @@ def build_parser(rollouts: int = 64, workers: int | None = None) -> argparse.Arg
     listing.add_argument("name", nargs="?", help="a scenario name or .py path: print its description and parameters")
     listing.set_defaults(handler=list_command)
 
-    run = commands.add_parser("run", help="Monte Carlo rollouts of a scenario over its outcome set", add_help=False)
+    run = commands.add_parser(
+        "run",
+        help="Monte Carlo rollouts of a scenario over its outcome set",
+        add_help=False,
+        prog=None if script is None else f"python {script}",
+    )
     run.add_argument("-h", "--help", action=_ScenarioHelp)
-    run.add_argument("name", help="scenario name (see 'bullet-setimpact list') or the path of a .py scenario script")
+    name_help = "scenario name (see 'bullet-setimpact list') or the path of a .py scenario script"
+    run.add_argument("name", help=argparse.SUPPRESS if script is not None else name_help)
     run.add_argument("--rollouts", type=_positive_int, default=rollouts, help=f"number of rollouts (default {rollouts})")
     run.add_argument("--seed", type=_non_negative_int, default=0, help="root seed (default 0)")
     run.add_argument(
@@ -381,7 +389,7 @@ def build_parser(rollouts: int = 64, workers: int | None = None) -> argparse.Arg
     show.add_argument("--width", type=_positive_int, default=640, help="image width in pixels (default 640)")
     show.add_argument("--height", type=_positive_int, default=480, help="image height in pixels (default 480)")
     show.set_defaults(handler=render_command)
-    return parser
+    return parser if script is None else run
 
 
 #: ``run``'s defaults for ``python scenarios/<name>.py`` (a quick look, in-process).
@@ -394,7 +402,7 @@ def run_script(path: str, argv: Sequence[str] | None = None) -> None:
     options = sys.argv[1:] if argv is None else list(argv)
     if {"-h", "--help"} & set(options):
         print(f"python {path} [options] runs: bullet-setimpact run {path} [options], with the defaults below\n")
-    raise SystemExit(main(["run", str(path), *options], rollouts=SCRIPT_ROLLOUTS, workers=SCRIPT_WORKERS))
+    raise SystemExit(main([str(path), *options], rollouts=SCRIPT_ROLLOUTS, workers=SCRIPT_WORKERS, script=str(path)))
 
 
 class Terminated(BaseException):
@@ -422,9 +430,10 @@ def _terminate_as_exception() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def main(argv: Sequence[str] | None = None, rollouts: int = 64, workers: int | None = None) -> int:
-    """Entry point; returns the process exit code (``rollouts``, ``workers``: ``run``'s defaults)."""
-    parser = build_parser(rollouts, workers)
+def main(argv: Sequence[str] | None = None, rollouts: int = 64, workers: int | None = None, script: str | None = None) -> int:
+    """Entry point; returns the process exit code (``rollouts``, ``workers``, ``script``: see
+    :func:`build_parser`; with ``script``, ``argv`` holds ``run``'s arguments alone)."""
+    parser = build_parser(rollouts, workers, script)
     args = parser.parse_args(argv)
     try:
         with _terminate_as_exception():
