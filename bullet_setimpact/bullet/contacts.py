@@ -319,7 +319,11 @@ class ContactFinder:
     def manifold_points(self, body_a: int, link_a: int, body_b: int, link_b: int) -> list[tuple]:
         """Bullet's manifold points of a link pair within the tolerance, as PyBullet returns them."""
         points = p.getContactPoints(body_a, body_b, link_a, link_b, physicsClientId=self.client)
-        return [point for point in points if float(point[8]) <= self.tolerance]
+        return [point for point in points if self.within_tolerance(point)]
+
+    def within_tolerance(self, point: tuple) -> bool:
+        """Whether a PyBullet contact point is a manifold point of the evaluation (distance within the tolerance)."""
+        return float(point[8]) <= self.tolerance
 
     def merge_distance(self, link_a: tuple[int, int], link_b: tuple[int, int]) -> float:
         """Points of one link pair closer than this are one point [m]: the contact tolerance

@@ -77,8 +77,8 @@ class CornerWatch:
         self._rows = rows
         self._moving_is_a = moving_is_a
         a, b = (moving, static) if moving_is_a else (static, moving)
-        self._manifold_query = (a[0], b[0], a[1], b[1])  # as a contact point names the pair (bodyA, bodyB, linkA, linkB)
-        self._swapped_query = (b[0], a[0], b[1], a[1])
+        self._point_key = (a[0], b[0], a[1], b[1])  # as a contact point names the pair (bodyA, bodyB, linkA, linkB)
+        self._swapped_key = (b[0], a[0], b[1], a[1])
         self._merge = finder.merge_distance(a, b)
         self._until = spent + far  # the static corners' account: the most any link spends may reach this
         self._corner_list = corners.tolist()
@@ -208,16 +208,16 @@ class CornerWatch:
         merge = self._merge
         if any(math.dist(a, b) <= merge + MARGIN for i, a in enumerate(positions) for b in positions[i + 1 :]):
             return None  # corners that could merge with each other: the evaluation decides
-        tolerance, query, swapped = self._tolerance, self._manifold_query, self._swapped_query
+        finder, key_ab, key_ba = self._finder, self._point_key, self._swapped_key
         for point in manifold:
             key = point[1:5]
-            if key == query:
+            if key == key_ab:
                 on_a = point[5]
-            elif key == swapped:
+            elif key == key_ba:
                 on_a = point[6]
             else:
                 continue
-            if not float(point[8]) <= tolerance:
+            if not finder.within_tolerance(point):
                 continue
             nearest = min(math.dist(on_a, position) for position in positions)
             if nearest > merge + MARGIN:
