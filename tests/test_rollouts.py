@@ -459,7 +459,7 @@ def test_scenario_script_takes_the_cli_arguments(tmp_path: Path) -> None:
     shown = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0 and "--on-failure" in shown.stdout and "drop height of the bottom face [m]" in shown.stdout
     assert "rollouts," not in shown.stdout
-    assert f"usage: python {script} [-h]" in shown.stdout and "positional arguments" not in shown.stdout
+    assert f"usage: python {script}" in shown.stdout and "positional arguments" not in shown.stdout  # (argparse wraps long usages)
     stray = subprocess.run([sys.executable, script, "quadruped_landing"], capture_output=True, text=True, timeout=120)
     assert stray.returncode == 2 and f"python {script}: error: unrecognized arguments: quadruped_landing" in stray.stderr
     ran = subprocess.run(
