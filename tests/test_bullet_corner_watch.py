@@ -96,10 +96,10 @@ def test_a_creeping_cube_is_checked_by_its_touching_corners_alone_and_the_watch_
     ``|gap - tol|`` then).  A cube touching by 1 to 3 corners creeps: 40 steps of a random walk,
     each moving it by up to ``tol / 10`` and turning it by up to 0.05 mrad (about a resting
     foot's creep) and drifting up or down by ``tol / 20``, so that over the walk corners do
-    cross the tolerance.  Every answer the watch
-    gives must be the evaluation's, the shortcut must be taken in at least a third of the
-    checks (else it saves nothing), and the walk must end some watches with False (a corner
-    crossed: the shortcut must not hide it)."""
+    cross the tolerance.  Every answer the watch gives must be the evaluation's, the shortcut
+    must be taken in at least a third of the checks (else it saves nothing), and at least 40
+    walks must end with False (a corner crossed: the shortcut must not hide it).  Each of the
+    four cases gave 3466 True, 64 False, 0 None and 3160 shortcuts when written."""
     cube, finder, pair = _cube_on(client, ground, cube_first)
     rng = np.random.default_rng(1)
     answers = {True: 0, False: 0, None: 0}
@@ -129,7 +129,6 @@ def test_a_creeping_cube_is_checked_by_its_touching_corners_alone_and_the_watch_
         shortcuts += watch.shortcuts
     assert shortcuts >= sum(answers.values()) / 3, (shortcuts, answers)
     assert answers[False] >= 40, answers
-    print(f"{ground} ground, cube first {cube_first}: {answers}, shortcuts {shortcuts}")
 
 
 def test_the_static_corners_account_ends_the_watch(client: int) -> None:
