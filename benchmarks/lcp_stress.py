@@ -19,7 +19,8 @@ rerun with the same ``--out`` skips the chunks already there: a run of 10^5 LCPs
 loses at most the chunks in flight, and the table always covers every stored seed below
 ``--count``. The runs quoted in the issue notes are kept in ``benchmarks/results/lcp_stress/``
 (committed as they grow, since a 10^5 run of the combined family outlasts a working session);
-``--out benchmarks/results/lcp_stress`` reprints their table without solving anything.
+``--out benchmarks/results/lcp_stress`` prints their table, solving only the seeds below
+``--count`` that are not stored yet (none, with a count the stored chunks cover).
 
 Usage::
 
