@@ -136,6 +136,11 @@ def solve_family(family: str, count: int, out: Path, workers: int) -> list[dict[
         stored = json.loads(path.read_text()) if path.exists() else None
         if stored is not None and stored["stop"] == job[2]:
             summaries.append(stored)
+        elif stored is not None and stored["stop"] > job[2]:  # solving the shorter chunk would overwrite it
+            raise SystemExit(
+                f"{path} holds seeds {job[1]}..{stored['stop'] - 1}, more than --count {count} asks for; "
+                f"give a --count that ends on a chunk boundary ({size} seeds) or another --out"
+            )
         else:
             todo.append(job)
     done = count - sum(stop - start for _, start, stop, _ in todo)
