@@ -469,8 +469,8 @@ def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray,
         changed = pivot_row.nonzero()[0]
         columns = tableau.T  # a view: row j is the tableau's column j
         block = columns[changed]  # C-contiguous: its transpose is the column-major operand BLAS updates in place
-        if block.dtype == np.float64:
-            scipy.linalg.blas.dger(-1.0, column, pivot_row[changed], a=block.T, overwrite_a=True)
+        if block.dtype == np.float64:  # the returned array is block.T itself unless f2py had to copy
+            block = scipy.linalg.blas.dger(-1.0, column, pivot_row[changed], a=block.T, overwrite_a=True).T
         else:  # extended precision: no BLAS
             block -= np.multiply.outer(pivot_row[changed], column)
         columns[changed] = block
