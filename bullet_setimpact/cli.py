@@ -167,10 +167,8 @@ def scenario_help(name: str) -> str:
 class _ScenarioHelp(argparse.Action):
     """``-h/--help`` that, after a scenario name, also prints the scenario's parameters."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
-        super().__init__(
-            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show this help (and the scenario's parameters after NAME)"
-        )
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, help: str | None = None, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object, option: str | None = None) -> None:
         parser.print_help()
@@ -280,7 +278,7 @@ def render_command(args: argparse.Namespace) -> None:
         frames=args.frames,
         size=(args.width, args.height),
     )
-    print(f"{args.name}: rollout with seed {args.seed} rendered to {args.out} ({events} impact events)")
+    print(f"{args.name}: rollout with seed {args.seed} rendered to {args.out} ({events} impact event{'' if events == 1 else 's'})")
 
 
 def _unit_interval(text: str) -> float:
@@ -336,7 +334,8 @@ def build_parser(rollouts: int = 64, workers: int | None = None, script: str | N
         add_help=False,
         prog=None if script is None else f"python {script}",
     )
-    run.add_argument("-h", "--help", action=_ScenarioHelp)
+    help_help = "show this help and the scenario's parameters" if script else "show this help (and the scenario's parameters after NAME)"
+    run.add_argument("-h", "--help", action=_ScenarioHelp, help=help_help)
     name_help = "scenario name (see 'bullet-setimpact list') or the path of a .py scenario script"
     run.add_argument("name", help=argparse.SUPPRESS if script is not None else name_help)
     run.add_argument("--rollouts", type=_positive_int, default=rollouts, help=f"number of rollouts (default {rollouts})")

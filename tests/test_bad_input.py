@@ -228,7 +228,8 @@ def test_cli_bad_urdf_in_a_worker_process_and_in_render(tmp_path: Path, capsys: 
 @pytest.mark.parametrize(
     ("factory", "message"),
     [
-        (lambda: RouthImpact("fast", 10), "step must be a positive number, got 'fast'"),
+        (lambda: RouthImpact("fast", 10), r"step must be a positive number \(N s\) or 'auto', got 'fast'"),
+        (lambda: RouthImpact("Auto", 10), r"step must be a positive number \(N s\) or 'auto', got 'Auto'"),
         (lambda: RouthImpact(0.1, True), "max_steps must be an integer >= 1, got True"),
         (lambda: RouthImpact(0.1, 10, friction_directions=0), "friction_directions must be an integer >= 1, got 0"),
         (lambda: PlasticImpact("abc"), "pseudo_impulse_dt must be a number >= 0, got 'abc'"),  # type: ignore[arg-type]  # deliberate

@@ -450,7 +450,7 @@ def test_user_scenario_script_by_path(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_scenario_script_takes_the_cli_arguments(tmp_path: Path) -> None:
     """``python scenarios/x.py --help`` prints the help and the parameters without simulating,
-    its usage naming ``python scenarios/x.py`` and no scenario argument (the script is the
+    its usage and help naming ``python scenarios/x.py`` and no scenario argument (the script is the
     scenario: a name given anyway is an unrecognized argument); ``--rollouts 2 --param ...``
     runs two rollouts."""
     from bullet_setimpact.scenario import SCENARIO_DIR
@@ -460,6 +460,7 @@ def test_scenario_script_takes_the_cli_arguments(tmp_path: Path) -> None:
     assert shown.returncode == 0 and "--on-failure" in shown.stdout and "drop height of the bottom face [m]" in shown.stdout
     assert "rollouts," not in shown.stdout
     assert f"usage: python {script}" in shown.stdout and "positional arguments" not in shown.stdout  # (argparse wraps long usages)
+    assert "NAME" not in shown.stdout  # nor does its help speak of one
     stray = subprocess.run([sys.executable, script, "quadruped_landing"], capture_output=True, text=True, timeout=120)
     assert stray.returncode == 2 and f"python {script}: error: unrecognized arguments: quadruped_landing" in stray.stderr
     ran = subprocess.run(

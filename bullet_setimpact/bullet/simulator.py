@@ -533,8 +533,9 @@ class ImpactSimulator:
             if value > 0.0 and pair not in self._restitution_warned:
                 self._restitution_warned.add(pair)
                 warnings.warn(
-                    f"bodies {pair[0]} and {pair[1]} have combined restitution {value:.3g}, but {self.checked.name} is inelastic: "
-                    "their impacts do not bounce (RouthImpact honours restitution)",
+                    f"bodies {pair[0]} and {pair[1]} have combined restitution {value:.3g}, but {self.checked.name} does not use "
+                    "Bullet's per-pair restitution: an inelastic law does not bounce, and propagative applies its own "
+                    "global restitution (RouthImpact honours Bullet's)",
                     RestitutionIgnoredWarning,
                     stacklevel=4,
                 )

@@ -210,7 +210,13 @@ class RouthImpact(ImpactLaw):
     name = "routh"
 
     def __init__(self, step: float | str, max_steps: int, friction_directions: int | None = None, final_steps: int | None = None) -> None:
-        self.step = step if step == "auto" else positive_number("step", step)
+        if step == "auto":
+            self.step: float | str = step
+        else:
+            try:
+                self.step = positive_number("step", step)
+            except ValueError:
+                raise ValueError(f"step must be a positive number (N s) or 'auto', got {step!r}") from None
         self.max_steps = positive_int("max_steps", max_steps)
         self.final_steps = FINAL_STEPS if final_steps is None else positive_int("final_steps", final_steps)
         self.friction_directions = None if friction_directions is None else positive_int("friction_directions", friction_directions)
