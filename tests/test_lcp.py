@@ -619,3 +619,22 @@ def test_extended_precision_lemke_finds_the_unique_solution(seed: int) -> None:
     solution = lemke(W, w, dtype=np.longdouble)
     assert solution.z.dtype == np.float64 and solution.basis_inverse is not None and solution.basis_inverse.dtype == np.float64
     np.testing.assert_allclose(solution.z, expected, atol=1e-9 * (1.0 + np.abs(expected).max()))
+
+
+def test_large_lemke_in_both_arithmetics_ends_in_the_unique_solution() -> None:
+    """Above SPARSE_PIVOT_SIZE the pivot updates float64 tableaus with BLAS and extended-precision
+    ones with numpy (BLAS has no such type): both must end in the same solution.  ``W = A A^T + I``
+    (``A`` 150 x 40) is positive definite, so the LCP has exactly one solution; with ``w``
+    standard normal it is nondegenerate (checked: every pair has ``z_i + y_i > 1e-6``), so its
+    complementary basis is unique too and both runs must return it, each within the residual
+    tolerance.  Their ``z`` then solve one linear system (the basis's), so they agree to the
+    tolerance times the scale."""
+    rng = np.random.default_rng(0)
+    n = lcp.SPARSE_PIVOT_SIZE + 22
+    A = rng.standard_normal((n, 40))
+    W, w = A @ A.T + np.eye(n), rng.standard_normal(n)
+    fast, extended = lemke(W, w), lemke(W, w, dtype=np.longdouble)
+    assert np.min(fast.z + fast.y) > 1e-6  # nondegenerate: the premise of a unique basis
+    assert fast.pivots > 0 and fast.residual <= 1e-9 and extended.residual <= 1e-9
+    np.testing.assert_array_equal(fast.basis, extended.basis)
+    np.testing.assert_allclose(fast.z, extended.z, atol=1e-9 * (1.0 + np.abs(fast.z).max()))
