@@ -334,8 +334,8 @@ def build_parser(rollouts: int = 64, workers: int | None = None, script: str | N
         add_help=False,
         prog=None if script is None else f"python {script}",
     )
-    help_help = "show this help and the scenario's parameters" if script else "show this help (and the scenario's parameters after NAME)"
-    run.add_argument("-h", "--help", action=_ScenarioHelp, help=help_help)
+    help_text = "show this help and the scenario's parameters" if script else "show this help (and the scenario's parameters after NAME)"
+    run.add_argument("-h", "--help", action=_ScenarioHelp, help=help_text)
     name_help = "scenario name (see 'bullet-setimpact list') or the path of a .py scenario script"
     run.add_argument("name", help=argparse.SUPPRESS if script is not None else name_help)
     run.add_argument("--rollouts", type=_positive_int, default=rollouts, help=f"number of rollouts (default {rollouts})")
