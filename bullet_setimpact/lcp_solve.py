@@ -66,7 +66,7 @@ def large_lcp_coverings(n: int) -> list[np.ndarray]:
 
 
 #: The stages of :func:`solve_lcp`, in order (``LCPSolution.method``).
-METHODS = ("lemke", "lemke default covering", "lemke longdouble", "lemke equilibrated", "lemke restarts", "milp")
+METHODS = ("lemke", "lemke equilibrated", "lemke default covering", "lemke longdouble", "lemke restarts", "milp")
 
 
 def solve_lcp(
@@ -84,15 +84,18 @@ def solve_lcp(
     1. ``"lemke"``: Lemke from the requested start: the ``covering`` vector, or with
        ``rng`` :data:`LEMKE_ATTEMPTS` random covering vectors drawn from it in turn (how
        the Routh law picks a random branch), or else the default coverings;
-    2. ``"lemke default covering"``: :func:`default_coverings` (if stage 1 used others);
-    3. ``"lemke longdouble"``: the same in extended precision (skipped above :data:`LARGE_LCP`);
+    2. ``"lemke equilibrated"``: the default coverings on the equilibrated LCP
+       (:func:`~bullet_setimpact.lcp.lemke_equilibrated`), checked on the original: where
+       ``W`` spans many decades (mass ratios 1e8 beside mu 1e5), the scaled path rarely ends on
+       the secondary rays the unscaled one does.  It comes before the unscaled default
+       coverings because it answered every step LCP they answered and more, sooner
+       (``benchmarks/lcp_stress.py``'s combined family, 53 fallbacks in 400 seeds: 146 s
+       in the fallbacks against 205 s with the unscaled coverings first);
+    3. ``"lemke default covering"``: :func:`default_coverings` (if stage 1 used others);
+    4. ``"lemke longdouble"``: the same in extended precision (skipped above :data:`LARGE_LCP`);
        above :data:`PIVOT_CAP_SIZE` one random covering vector (not three) is tried in
        stage 1, the default ones in the order of :func:`large_lcp_coverings`, and each path
        is capped at :data:`LARGE_PIVOT_FACTOR` ``n`` pivots;
-    4. ``"lemke equilibrated"``: the default coverings on the equilibrated LCP
-       (:func:`~bullet_setimpact.lcp.lemke_equilibrated`), checked on the original: where
-       ``W`` spans many decades (mass ratios 1e8 beside mu 1e5), the scaled path rarely ends on
-       the secondary rays the unscaled one does;
     5. ``"lemke restarts"`` (above :data:`PIVOT_CAP_SIZE` only): :data:`RESTART_COVERINGS`
        more pseudo-random coverings, uncapped (``10 n + 100`` pivots): the long degenerate
        paths of contact-rich LCPs;
@@ -140,11 +143,12 @@ def solve_lcp(
     def plain(dtype: type, cap: int | None = max_pivots) -> Callable[[np.ndarray | None], LCPSolution]:
         return lambda start: lemke(W, w, covering=start, max_pivots=cap, tol=tol, dtype=dtype)
 
-    stages = [("lemke default covering" if reasons else "lemke", plain(np.float64))]
+    scaling = functools.cache(lambda: equilibration(W))  # once for all the stage's coverings
+    equilibrated = ("lemke equilibrated", lambda start: lemke_equilibrated(W, w, start, max_pivots, tol, scaling()))
+    # without a requested start (reasons empty), stage 1 is the default coverings themselves
+    stages = [equilibrated, ("lemke default covering", plain(np.float64))] if reasons else [("lemke", plain(np.float64)), equilibrated]
     if n <= LARGE_LCP:
         stages.append(("lemke longdouble", plain(np.longdouble)))
-    scaling = functools.cache(lambda: equilibration(W))  # once for all the stage's coverings
-    stages.append(("lemke equilibrated", lambda start: lemke_equilibrated(W, w, start, max_pivots, tol, scaling())))
     coverings: list[np.ndarray | None] = list(large_lcp_coverings(n)) if large else [None]
     attempts = [(method, solve, coverings) for method, solve in stages]
     if large:

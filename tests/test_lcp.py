@@ -443,6 +443,34 @@ def test_solve_lcp_tries_the_equilibrated_lcp_before_the_complete_stage(seed: in
     assert lcp_residual(W, w, solution.z) <= RESIDUAL_TOL
 
 
+@pytest.mark.parametrize("randomized", [True, False])
+def test_solve_lcp_runs_its_stages_in_the_documented_order(randomized: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every Lemke stage made to fail and recorded, ``solve_lcp`` tries, in this order
+    (its docstring's stages 1-4 and 6 for an LCP of at most ``LARGE_LCP`` rows): the requested
+    start (with an ``rng``: ``LEMKE_ATTEMPTS`` random coverings; without: the default coverings),
+    the equilibrated LCP, the default coverings (only after a requested start), extended
+    precision, and last the complete stage, which answers."""
+    problem, caps, v = _step_lcp(0)
+    W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
+    calls: list[str] = []
+
+    def failing_lemke(*args: object, covering: np.ndarray | None = None, dtype: type = np.float64, **kwargs: object) -> None:
+        calls.append(("random covering" if covering is not None else "default coverings") + ("" if dtype is np.float64 else " longdouble"))
+        raise LemkeError("injected Lemke failure")
+
+    def failing_equilibrated(*args: object, **kwargs: object) -> None:
+        calls.append("equilibrated")
+        raise LemkeError("injected Lemke failure")
+
+    monkeypatch.setattr(lcp_module, "lemke", failing_lemke)
+    monkeypatch.setattr(lcp_module, "lemke_equilibrated", failing_equilibrated)
+    rng = np.random.default_rng(0) if randomized else None
+    solution = solve_lcp(W, w, rng=rng, bounds=step_lcp_bounds(problem, caps, v))
+    start = ["random covering"] * lcp.LEMKE_ATTEMPTS if randomized else ["default coverings"]
+    assert calls == [*start, "equilibrated", *(["default coverings"] if randomized else []), "default coverings longdouble"]
+    assert solution.method == "milp"
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_complete_stage_finds_the_unique_solution_of_p_matrix_lcps(seed: int) -> None:
     """On a P-matrix LCP (unique solution, found by brute force over all 2^n bases) the
