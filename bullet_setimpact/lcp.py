@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg
 
 from .errors import LemkeError
+from .threads import one_blas_thread
 
 #: Relative tolerance of the final residual check (feasibility and accuracy).
 RESIDUAL_TOL = 1e-9
@@ -194,6 +195,10 @@ def _min_ratio_row(
 #: Above this size Lemke's pivots exploit the sparsity of ``B^-1`` and avoid threaded BLAS
 #: (:func:`_pivot`, :func:`_tableau_column`); below, the dense update is faster.
 SPARSE_PIVOT_SIZE = 128
+#: Above :data:`SPARSE_PIVOT_SIZE`, a column of ``W`` with more than this share of nonzeros is
+#: multiplied by all of ``B^-1`` rather than by the gathered columns of its nonzeros
+#: (:func:`_tableau_column`; the two cost the same near 30% at n = 300-1200, one BLAS thread).
+GATHER_SHARE = 0.3
 #: Up to this size Lemke's ratio test runs on Python floats, above on numpy arrays: the same
 #: IEEE operations either way (bit-identical pivots), numpy's per-call cost paid off above it.
 SCALAR_TEST_SIZE = 32
@@ -337,6 +342,13 @@ def lemke(
         if coverings[0].shape != (n,) or (coverings[0] <= 0.0).any():
             raise ValueError(f"covering must be a positive vector of shape ({n},)")
     max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
+    with one_blas_thread() if n > SPARSE_PIVOT_SIZE else contextlib.nullcontext():  # see _tableau_column
+        return _lemke_paths(W, w, coverings, max_pivots, tol, dtype)
+
+
+def _lemke_paths(W: np.ndarray, w: np.ndarray, coverings: list[np.ndarray], max_pivots: int, tol: float, dtype: type) -> LCPSolution:
+    """:func:`lemke`'s paths: each covering vector with each ratio test in turn, until one ends in a solution."""
+    n = w.shape[0]
     failures: dict[str, int] = {}
     Wt: np.ndarray = W.astype(dtype, copy=False)  # read only
     for d in coverings:
@@ -485,16 +497,23 @@ def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray,
 def _tableau_column(W: np.ndarray, binv: np.ndarray, variable: int) -> np.ndarray:
     """The tableau column of ``variable`` (``y_j`` for ``j < n``, else ``z_{j-n}``): ``B^-1 e_j`` or ``-B^-1 W_j``.
 
-    Above :data:`SPARSE_PIVOT_SIZE` the product runs over the nonzeros of ``W_j`` with
-    einsum, not BLAS: a threaded gemv of that size runs 10-100x slower on a loaded machine.
+    Above :data:`SPARSE_PIVOT_SIZE` a ``W_j`` with at most :data:`GATHER_SHARE` of its entries
+    nonzero (contacts on other bodies are zeros: the jenga stack's columns) takes the product over
+    them alone, gathering those columns of ``B^-1``; a denser one (one body, every contact
+    coupled: 67% nonzeros) takes BLAS's gemv over all of ``B^-1``, which reads it once instead
+    of gathering most of it (at n = 1210: 0.43 ms against 0.94 ms).  :func:`lemke` runs such
+    paths on one BLAS thread (a threaded gemv of that size runs 10-100x slower on a loaded machine).
     """
     n = binv.shape[0]
     if variable < n:
         return binv[:, variable].copy()
+    column = W[:, variable - n]
     if n <= SPARSE_PIVOT_SIZE:
-        return -(binv @ W[:, variable - n])
-    rows = W[:, variable - n].nonzero()[0]
-    return -np.einsum("ij,j->i", binv[:, rows], W[rows, variable - n])
+        return -(binv @ column)
+    rows = column.nonzero()[0]
+    if rows.size > GATHER_SHARE * n:
+        return -(binv @ column)
+    return -np.einsum("ij,j->i", binv[:, rows], column[rows])
 
 
 def _solution_from_tableau(W: np.ndarray, w: np.ndarray, tableau: np.ndarray, basic: np.ndarray, pivots: int, tol: float) -> LCPSolution:

@@ -212,6 +212,55 @@ def test_large_pivots_update_the_tableau_as_the_dense_rank_one_update() -> None:
     assert np.all(np.abs(tableau - expected) <= bound)
 
 
+@pytest.mark.parametrize("share", [0.1, 0.9])
+def test_large_tableau_columns_are_the_product_to_rounding(share: float) -> None:
+    """Above SPARSE_PIVOT_SIZE the column ``-B^-1 W_j`` is summed over the gathered nonzeros of
+    ``W_j`` (a share of nonzeros up to GATHER_SHARE) or by BLAS over all of ``B^-1`` (denser).
+    Either way each entry is a dot product of ``k <= n`` nonzero terms, whose rounding error in any
+    summation order is at most ``gamma_k sum_i |b_i w_i|``, ``gamma_k = k u / (1 - k u)``, ``u = eps / 2``
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, eq. 3.5).  The reference is the
+    product in extended precision, itself within that bound of the exact one where ``longdouble``
+    is only double, so the two may differ by ``2 gamma_n sum_i |b_i w_i|``."""
+    rng = np.random.default_rng(7)
+    n = lcp.SPARSE_PIVOT_SIZE + 60
+    binv = np.asfortranarray(rng.standard_normal((n, n + 1)))[:, 1:]  # as Lemke's tableau holds B^-1
+    W = rng.standard_normal((n, n)) * (rng.random((n, n)) < share)
+    j = 5
+    assert (np.count_nonzero(W[:, j]) > lcp.GATHER_SHARE * n) == (share > lcp.GATHER_SHARE)  # the branch meant
+    column = lcp._tableau_column(W, binv, n + j)
+    exact = -(binv.astype(np.longdouble) @ W[:, j].astype(np.longdouble))
+    u = np.finfo(float).eps / 2
+    bound = 2 * (n * u / (1 - n * u)) * (np.abs(binv) @ np.abs(W[:, j]))
+    assert np.all(np.abs(column - exact) <= bound)
+
+
+def test_large_lemke_runs_on_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above SPARSE_PIVOT_SIZE Lemke's paths run with BLAS limited to one thread (their products are
+    memory-bound, and a threaded one waits for busy cores), and the caller's limit is back afterwards."""
+    import threadpoolctl  # a runtime dependency (the package's threads.py)
+
+    def blas_threads() -> int:
+        return max(info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas")
+
+    seen: list[int] = []
+    original = lcp._tableau_column
+
+    def recording(*args: object) -> np.ndarray:
+        seen.append(blas_threads())
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lcp, "_tableau_column", recording)
+    rng = np.random.default_rng(1)
+    n = lcp.SPARSE_PIVOT_SIZE + 22
+    A = rng.standard_normal((n, 40))
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        lemke(A @ A.T + np.eye(n), rng.standard_normal(n))
+        after = blas_threads()
+    assert seen and set(seen) == {1}
+    assert after == before
+
+
 def test_lemke_pivot_cap_is_reported() -> None:
     """A problem needing more than one pivot fails loudly when capped at one pivot."""
     W, w = _random_lcp(3, 5, "p", degenerate=False)
