@@ -192,8 +192,8 @@ def _min_ratio_row(
     return _lexicographic_min_row(tableau, np.array(tied), column)
 
 
-#: Above this size Lemke's pivots exploit the sparsity of ``B^-1`` and avoid threaded BLAS
-#: (:func:`_pivot`, :func:`_tableau_column`); below, the dense update is faster.
+#: Above this size Lemke's pivots exploit the sparsity of ``B^-1`` and its paths run on one BLAS
+#: thread (:func:`_pivot`, :func:`_tableau_column`); below, the dense update is faster.
 SPARSE_PIVOT_SIZE = 128
 #: Above :data:`SPARSE_PIVOT_SIZE`, a column of ``W`` with more than this share of nonzeros is
 #: multiplied by all of ``B^-1`` rather than by the gathered columns of its nonzeros
