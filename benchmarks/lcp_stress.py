@@ -56,7 +56,7 @@ from bullet_setimpact.records import atomic_write_text
 from tests.hard_lcps import FAMILIES, step_lcp
 
 #: Seeds per stored chunk (fixed, so that a rerun with another ``--workers`` resumes the same
-#: chunks): 100 for the two families of up to 128 contacts (about 0.1 and 0.5 s per LCP), 1000
+#: chunks): 100 for the two families of up to 128 contacts (about 0.07 and 0.35 s per LCP), 1000
 #: for the others (about 1 ms).
 LARGE_CHUNK, SMALL_CHUNK = 100, 1000
 LARGE_FAMILIES = ("many", "combined")
