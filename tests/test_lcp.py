@@ -240,7 +240,8 @@ def test_large_lemke_runs_on_one_blas_thread(monkeypatch: pytest.MonkeyPatch) ->
     import threadpoolctl  # a runtime dependency (the package's threads.py)
 
     def blas_threads() -> int:
-        return max(info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas")
+        # (1 where threadpoolctl finds no BLAS: then nothing can run threaded)
+        return max((info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"), default=1)
 
     seen: list[int] = []
     original = lcp._tableau_column
