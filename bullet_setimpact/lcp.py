@@ -501,7 +501,7 @@ def _tableau_column(W: np.ndarray, binv: np.ndarray, variable: int) -> np.ndarra
     nonzero (contacts on other bodies are zeros: the jenga stack's columns) takes the product over
     them alone, gathering those columns of ``B^-1``; a denser one (one body, every contact
     coupled: 67% nonzeros) takes BLAS's gemv over all of ``B^-1``, which reads it once instead
-    of gathering most of it (at n = 1210: 0.43 ms against 0.94 ms).  :func:`lemke` runs such
+    of gathering most of it (at n = 1200: 0.43 ms against 0.94 ms).  :func:`lemke` runs such
     paths on one BLAS thread (a threaded gemv of that size runs 10-100x slower on a loaded machine).
     """
     n = binv.shape[0]
