@@ -508,12 +508,11 @@ def _tableau_column(W: np.ndarray, binv: np.ndarray, variable: int) -> np.ndarra
     if variable < n:
         return binv[:, variable].copy()
     column = W[:, variable - n]
-    if n <= SPARSE_PIVOT_SIZE:
-        return -(binv @ column)
-    rows = column.nonzero()[0]
-    if rows.size > GATHER_SHARE * n:
-        return -(binv @ column)
-    return -np.einsum("ij,j->i", binv[:, rows], column[rows])
+    if n > SPARSE_PIVOT_SIZE:
+        rows = column.nonzero()[0]
+        if rows.size <= GATHER_SHARE * n:
+            return -np.einsum("ij,j->i", binv[:, rows], column[rows])
+    return -(binv @ column)
 
 
 def _solution_from_tableau(W: np.ndarray, w: np.ndarray, tableau: np.ndarray, basic: np.ndarray, pivots: int, tol: float) -> LCPSolution:
