@@ -15,6 +15,7 @@ from .errors import (
     SamplesDroppedWarning,
     SetImpactError,
     SetImpactWarning,
+    UnstableDampingWarning,
 )
 from .hooks import hook, install, uninstall
 from .laws import (
@@ -55,6 +56,7 @@ __all__ = [
     "SequentialImpact",
     "SetImpactError",
     "SetImpactWarning",
+    "UnstableDampingWarning",
     "__version__",
     "data_path",
     "get_law",

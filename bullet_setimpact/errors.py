@@ -54,3 +54,8 @@ class RestitutionIgnoredWarning(SetImpactWarning):
 
 class EventCapWarning(SetImpactWarning):
     """More impact events than ``max_events_per_step`` in one step; Bullet finished the step."""
+
+
+class UnstableDampingWarning(SetImpactWarning):
+    """A body's joint damping, which Bullet integrates explicitly, grows a velocity mode at the
+    world's time step (:mod:`bullet_setimpact.bullet.damping`)."""

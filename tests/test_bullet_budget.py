@@ -284,7 +284,17 @@ def test_a_mesh_hovering_inside_the_seed_band_is_budgeted_and_its_arrival_caught
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ground", GROUNDS)
-@pytest.mark.parametrize("name", ["minitaur", "kuka", "duck", "a1", "humanoid"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "minitaur",
+        # the kuka world lowers its damping, which PyBullet cannot report (DropWorld)
+        pytest.param("kuka", marks=pytest.mark.filterwarnings("ignore::bullet_setimpact.errors.UnstableDampingWarning")),
+        "duck",
+        "a1",
+        "humanoid",
+    ],
+)
 def test_every_step_the_budget_skips_finds_no_new_contact(client: int, ground: str, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The budget's promise, checked directly: at every step it skips, the full contact
     evaluation (``ContactFinder.contacts``) finds no contact feature outside the touching set

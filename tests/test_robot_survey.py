@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 from dataclasses import dataclass
 
 import pybullet as p
@@ -41,6 +42,7 @@ import pytest
 
 from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, DropWorld, load_drop_world
 from bullet_setimpact.bullet.simulator import ImpactSimulator
+from bullet_setimpact.errors import UnstableDampingWarning
 from bullet_setimpact.laws import get_law
 
 SECONDS = 2.0
@@ -86,7 +88,9 @@ def survey(world: DropWorld, ground: str, law: str, seconds: float = SECONDS) ->
     try:
         load_drop_world(plain, world, ground)
         load_drop_world(hooked, world, ground)
-        simulator = ImpactSimulator(get_law(law), hooked, seed=0, on_failure="raise")
+        with warnings.catch_warnings():  # the kuka world lowers its damping, which PyBullet cannot report (DropWorld)
+            warnings.simplefilter("ignore", UnstableDampingWarning)
+            simulator = ImpactSimulator(get_law(law), hooked, seed=0, on_failure="raise")
         bullet_depth = depth = 0.0
         elapsed = 0.0
         for _ in range(round(seconds / TIME_STEP)):

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import EventCapWarning, ImpactFailure, RestitutionIgnoredWarning, SetImpactError
+from ..errors import EventCapWarning, ImpactFailure, RestitutionIgnoredWarning, SetImpactError, UnstableDampingWarning
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
 from ..laws.checked import CheckedLaw
@@ -45,6 +45,7 @@ from .assembly import clusters, combined_restitution, contact_problem
 from .budget import DistanceBudget, SpeedBound, budget
 from .configuration import Configuration
 from .contacts import SEED_MARGIN, Contact, ContactFinder
+from .damping import unstable_damping
 from .events import arrivals, localize, pushed_by_bullet
 from .inventory import check_client
 from .model import WorldModel
@@ -164,6 +165,14 @@ class ImpactSimulator:
         Bullet corrects a penetration ``d`` with the velocity ``ERP d / tau``, so unscaled a
         10 us step would push a resting contact 0.1 mm deep out at 400x a whole step's
         ``ERP d / dt``, velocity the next impact would see as its ``v-``.
+
+    Warns
+    -----
+    UnstableDampingWarning
+        At construction, for each tracked body whose joint damping Bullet's explicit
+        integration makes unstable at the world's current time step and configuration
+        (:mod:`~bullet_setimpact.bullet.damping`): an impact that moves such a joint would
+        be followed by Bullet spinning it up to its velocity clamp.
     """
 
     def __init__(
@@ -205,6 +214,8 @@ class ImpactSimulator:
         self.world = WorldModel(self.client)
         tracked = self.world.restrict(bodies) if bodies is not None else self.world
         self._dynamic = {body.body: body.joints for body in tracked.bodies}
+        for instability in unstable_damping(tracked):
+            warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=2)
         self.finder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance)
         #: Every event so far.
         self.events: list[ImpactEvent] = []
