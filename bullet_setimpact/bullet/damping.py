@@ -4,7 +4,7 @@ PyBullet applies a joint's damping ``c`` (URDF ``<dynamics damping="..."/>``) as
 ``-c qdot`` before each step (``PhysicsServerCommandProcessor::applyJointDamping``), and Bullet's
 semi-implicit Euler integrates that torque explicitly: over one step ``dt`` (``fixedTimeStep``),
 damping alone maps the velocity to ``(I - dt M^-1 C) v`` with ``C`` the diagonal of the joints'
-damping (for the kuka below, to 2e-8 of Bullet's step, ``tests/test_bullet_damping.py``).  Each
+damping (for the kuka below, to 2e-9 of Bullet's step, ``tests/test_bullet_damping.py``).  Each
 generalized eigenvalue ``lambda`` of ``C x = lambda M x`` (real and >= 0: ``C`` is positive
 semidefinite, ``M`` positive definite) scales its mode ``x`` by ``1 - dt lambda`` per step, so
 for ``dt lambda > 2`` the mode grows, flipping sign every step.
@@ -59,6 +59,7 @@ class DampingInstability:
         return self.stable_time_step / self.time_step
 
     def message(self) -> str:
+        """The warning's text: the body, the leading joint, the growth, and the two remedies."""
         return (
             f"body {self.body} ({self.body_name!r}): Bullet integrates joint damping explicitly (the torque -c qdot), stable only "
             f"while dt * lambda_max(M^-1 C) <= 2; with the damping its URDF sets ({self.damping:g} on joint {self.joint!r}, which "
