@@ -5,6 +5,7 @@ matrix, and against Bullet's own step; the simulator's warning."""
 from __future__ import annotations
 
 import os
+import re
 import warnings
 
 import numpy as np
@@ -110,7 +111,7 @@ def test_the_simulator_warns_of_unstable_damping_at_its_time_step(client: int) -
     no warning.  The warning names the body, the joint, and both remedies."""
     _kuka(client)
     p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
-    expected = r"'lbr_iiwa'.*'lbr_iiwa_joint_7'.*grows 2\.\d+x per step.*jointDamping.*at most"
+    expected = r"'lbr_iiwa'.*'lbr_iiwa_joint_7'.*grows 2\.\d+x per step.*damping by 0\.\d+ or less.*jointDamping.*numSubSteps"
     with pytest.warns(UnstableDampingWarning, match=expected) as caught:
         ImpactSimulator(RouthImpact("auto", 50), client=client)
     assert len(caught) == 1
@@ -122,6 +123,39 @@ def test_the_simulator_warns_of_unstable_damping_at_its_time_step(client: int) -
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnstableDampingWarning)
         ImpactSimulator(RouthImpact("auto", 50), client=client)
+    assert unstable_damping(WorldModel(client)) == []
+
+
+def test_the_warnings_remedies_are_stable(client: int) -> None:
+    """The damping scale and the time step the warning prints are rounded down (strictly below
+    the limits ``2 / (dt lambda_max)`` and ``2 / lambda_max``), so following either is stable:
+    with every joint's damping scaled by the printed factor, Bullet's step scales the fastest mode
+    by ``1 - s dt lambda_max``, of magnitude below 1 (measured on Bullet, as in the test above);
+    at the printed time step the check finds nothing.  Half the scale, ``dt lambda = 1``, stops
+    that mode in one step: its factor is 0."""
+    arm = _kuka(client)
+    p.setGravity(0.0, 0.0, 0.0, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    joints = range(p.getNumJoints(arm, physicsClientId=client))
+    (found,) = unstable_damping(WorldModel(client))
+    message = found.message()
+    scale = float(re.search(r"damping by (\S+) or less", message)[1])
+    fastest = float(re.search(r"\((\S+) stops that mode", message)[1])
+    step = float(re.search(r"or step (\S+) s or less", message)[1])
+    assert scale < found.stable_scale and step < found.stable_time_step
+    mass = WorldModel(client).configuration().mass_matrix()
+    _, largest, mode = damping_growth(mass, np.full(len(joints), KUKA_DAMPING), DT)
+    for factor, expected in ((scale, 1.0 - scale * DT * largest), (fastest, 1.0 - fastest * DT * largest)):
+        v0 = 1e-3 * mode / np.abs(mode).max()
+        for joint in joints:
+            p.changeDynamics(arm, joint, jointDamping=factor * KUKA_DAMPING, physicsClientId=client)
+            p.resetJointState(arm, joint, KUKA_POSE, v0[joint], physicsClientId=client)
+        p.stepSimulation(physicsClientId=client)
+        v1 = np.array([p.getJointState(arm, joint, physicsClientId=client)[1] for joint in joints])
+        np.testing.assert_allclose(v1, expected * v0, rtol=0.0, atol=1e-6 * np.abs(v0).max())
+        assert abs(expected) < 1.0
+    assert abs(1.0 - fastest * DT * largest) < 0.01
+    p.setPhysicsEngineParameter(fixedTimeStep=step, physicsClientId=client)
     assert unstable_damping(WorldModel(client)) == []
 
 

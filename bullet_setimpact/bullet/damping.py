@@ -21,6 +21,7 @@ PyBullet reports a joint's damping as the URDF set it (``getJointInfo``): a late
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -59,15 +60,25 @@ class DampingInstability:
         return self.stable_time_step / self.time_step
 
     def message(self) -> str:
-        """The warning's text: the body, the leading joint, the growth, and the two remedies."""
+        """The warning's text: the body, the leading joint, the growth, and the two remedies (their
+        bounds rounded down, so the printed values are stable)."""
+        scale = _rounded_down(self.stable_scale)
         return (
             f"body {self.body} ({self.body_name!r}): Bullet integrates joint damping explicitly (the torque -c qdot), stable only "
-            f"while dt * lambda_max(M^-1 C) <= 2; with the damping its URDF sets ({self.damping:g} on joint {self.joint!r}, which "
-            f"leads the fastest mode) a velocity of that mode grows {self.growth:.3g}x per step of {self.time_step:.4g} s, flipping "
-            "sign, up to Bullet's clamp of 100 rad/s, once an impact or a controller moves it. Scale the body's joint damping by at "
-            f"most {self.stable_scale:.3g} (changeDynamics(body, joint, jointDamping=...)) or step at most {self.stable_time_step:.3g} s. "
-            "PyBullet reports the URDF's damping even after changeDynamics: if you lowered it already, filter this warning"
+            f"while dt * lambda_max(M^-1 C) < 2; with the damping its URDF sets ({self.damping:g} on joint {self.joint!r}, which "
+            f"leads the fastest mode) a velocity of that mode grows {self.growth:.3f}x per step of {self.time_step:.4g} s, flipping "
+            "sign, up to Bullet's clamp of 100 rad/s, once anything moves it faster than its motor absorbs in a step. Scale the "
+            f"body's joint damping by {scale:.3g} or less ({_rounded_down(scale / 2.0):.3g} stops that mode in one step; "
+            f"changeDynamics(body, joint, jointDamping=...)) or step {_rounded_down(self.stable_time_step):.3g} s or less "
+            "(numSubSteps does not help: the torque is applied once per stepSimulation). PyBullet reports the URDF's damping "
+            "even after changeDynamics: if you lowered it already, filter this warning"
         )
+
+
+def _rounded_down(value: float, digits: int = 3) -> float:
+    """``value > 0`` rounded down to ``digits`` significant digits (a bound printed from it holds)."""
+    unit = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    return math.floor(value / unit) * unit
 
 
 def damping_growth(mass_matrix: np.ndarray, damping: np.ndarray, time_step: float) -> tuple[float, float, np.ndarray]:
