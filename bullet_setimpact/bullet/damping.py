@@ -11,9 +11,9 @@ for ``dt lambda > 2`` the mode grows, flipping sign every step.
 
 ``pybullet_data``'s kuka iiwa has 0.5 N m s on a last link of 6e-4 kg m^2: at 240 Hz that mode
 grows 2.6x per step, and any velocity of its last joint beyond what its motor absorbs in a step
-reaches Bullet's clamp of 100 rad/s within ten steps.  Bullet's own contact response seldom
-excites that joint; a rigid-body impact law, which hands the wrist the velocity it keeps when
-the arm is stopped, does.
+reaches Bullet's clamp of 100 rad/s within ten steps: with its motors off, its own fall does it;
+with a little joint friction, Bullet's contact response does not, but a rigid-body impact law,
+which hands the wrist the velocity it keeps when the arm is stopped, does.
 
 PyBullet reports a joint's damping as the URDF set it (``getJointInfo``): a later
 ``changeDynamics(jointDamping=...)`` changes the physics but not that report.
