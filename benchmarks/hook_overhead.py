@@ -17,7 +17,7 @@ be evaluated again.  Resting contact proper is measured after the drop: both wor
 with contact and no event, as the issue's profile of an a1 standing after its landing).
 Halfway through the untimed seconds the hooked world's state is copied into the plain one:
 after an impact the two rest in different poses, on which Bullet's own step costs
-different times (the kuka arm's differ by 1.5x), and the settled ratio is to measure the hook.
+different times (the laikago's differ by 1.3x), and the settled ratio is to measure the hook.
 
 Printed per world: the medians [us] of each class, hooked / plain ratios, Bullet's own
 time inside the hooked ``rest`` steps (median [us], and over plain's: after an impact the
