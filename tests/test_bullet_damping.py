@@ -62,12 +62,13 @@ def test_growth_is_the_spectral_radius_of_the_amplification_matrix_when_unstable
     np.testing.assert_allclose(np.diag(damping) @ mode, largest * mass @ mode, atol=1e-8 * (1.0 + largest) * np.abs(mass).max())
 
 
-def _kuka(client: int) -> int:
-    """pybullet_data's kuka iiwa, fixed base, every joint at :data:`KUKA_POSE`, its motors off and
-    no link damping (Bullet's ``linearDamping``/``angularDamping``, another term): only the URDF's
-    joint damping acts."""
+def _kuka(client: int, free_base: bool = False) -> int:
+    """pybullet_data's kuka iiwa (fixed base, or its free-base model 1 m up), every joint at
+    :data:`KUKA_POSE`, its motors off and no link damping (Bullet's ``linearDamping``/``angularDamping``,
+    another term): only the URDF's joint damping acts."""
     p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
-    arm = p.loadURDF(os.path.join("kuka_iiwa", "model.urdf"), useFixedBase=True, physicsClientId=client)
+    urdf = os.path.join("kuka_iiwa", "model_free_base.urdf" if free_base else "model.urdf")
+    arm = p.loadURDF(urdf, [0.0, 0.0, 1.0 if free_base else 0.0], useFixedBase=not free_base, physicsClientId=client)
     joints = range(p.getNumJoints(arm, physicsClientId=client))
     p.setJointMotorControlArray(arm, joints, p.VELOCITY_CONTROL, forces=[0.0] * len(joints), physicsClientId=client)
     for link in range(-1, len(joints)):
@@ -77,8 +78,8 @@ def _kuka(client: int) -> int:
     return arm
 
 
-@pytest.mark.parametrize("substeps", [0, 4])
-def test_bullet_scales_the_fastest_mode_by_the_predicted_factor(client: int, substeps: int) -> None:
+@pytest.mark.parametrize(("substeps", "free_base"), [(0, False), (4, False), (0, True)])
+def test_bullet_scales_the_fastest_mode_by_the_predicted_factor(client: int, substeps: int, free_base: bool) -> None:
     """Bullet's own step, against the prediction from ``M(q)`` and the URDF's damping: with no
     gravity, no motor and no contact, semi-implicit Euler gives ``v1 = v0 - dt M^-1 (C v0 + h(q, v0))``
     with ``h`` the Coriolis terms, quadratic in ``v0``; for ``v0`` along the fastest mode ``x``
@@ -86,23 +87,27 @@ def test_bullet_scales_the_fastest_mode_by_the_predicted_factor(client: int, sub
     here (measured: 2e-9).  The kuka's factor is about -2.6, so the check is not of a stable case.
     With ``numSubSteps = 4`` one ``stepSimulation`` still scales the mode by the whole step's
     factor (measured: the torque ``-c qdot`` is computed once per call), which is why the check
-    uses ``fixedTimeStep`` whatever ``numSubSteps`` is."""
-    arm = _kuka(client)
+    uses ``fixedTimeStep`` whatever ``numSubSteps`` is.  The free-base model's velocity also has
+    the base's 6 undamped entries, which the mode carries too (the joints' reaction on the base)."""
+    arm = _kuka(client, free_base)
     p.setGravity(0.0, 0.0, 0.0, physicsClientId=client)
     p.setPhysicsEngineParameter(fixedTimeStep=DT, numSubSteps=substeps, physicsClientId=client)
     joints = range(p.getNumJoints(arm, physicsClientId=client))
-    mass = WorldModel(client).configuration().mass_matrix()
-    damping = np.array([p.getJointInfo(arm, joint, physicsClientId=client)[6] for joint in joints])
-    np.testing.assert_array_equal(damping, KUKA_DAMPING)
+    model = WorldModel(client)
+    mass = model.configuration().mass_matrix()
+    joint_damping = [p.getJointInfo(arm, joint, physicsClientId=client)[6] for joint in joints]
+    np.testing.assert_array_equal(joint_damping, KUKA_DAMPING)
+    damping = np.concatenate([np.zeros(6 if free_base else 0), joint_damping])
     growth, largest, mode = damping_growth(mass, damping, DT)
     v0 = 1e-3 * mode / np.abs(mode).max()
-    for joint in joints:
-        p.resetJointState(arm, joint, KUKA_POSE, v0[joint], physicsClientId=client)
+    model.set_velocity(v0)
     p.stepSimulation(physicsClientId=client)
-    v1 = np.array([p.getJointState(arm, joint, physicsClientId=client)[1] for joint in joints])
+    v1 = model.velocity()
     assert 1.0 - DT * largest < -2.0
     np.testing.assert_allclose(v1, (1.0 - DT * largest) * v0, rtol=0.0, atol=1e-6 * np.abs(v1).max())
     assert growth == pytest.approx(abs(v1).max() / abs(v0).max(), rel=1e-6)
+    (found,) = unstable_damping(model)  # the joints' entries follow the base's 6 on the free base
+    assert found.joint == "lbr_iiwa_joint_7" and found.growth == pytest.approx(growth, rel=1e-12)
 
 
 def test_the_simulator_warns_of_unstable_damping_at_its_time_step(client: int) -> None:
