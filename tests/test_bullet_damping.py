@@ -99,6 +99,8 @@ def test_bullet_scales_the_fastest_mode_by_the_predicted_factor(client: int, sub
     np.testing.assert_array_equal(joint_damping, KUKA_DAMPING)
     damping = np.concatenate([np.zeros(6 if free_base else 0), joint_damping])
     growth, largest, mode = damping_growth(mass, damping, DT)
+    (found,) = unstable_damping(model)  # the joints' entries follow the base's 6 on the free base
+    assert found.joint == "lbr_iiwa_joint_7" and found.growth == pytest.approx(growth, rel=1e-12)
     v0 = 1e-3 * mode / np.abs(mode).max()
     model.set_velocity(v0)
     p.stepSimulation(physicsClientId=client)
@@ -106,8 +108,6 @@ def test_bullet_scales_the_fastest_mode_by_the_predicted_factor(client: int, sub
     assert 1.0 - DT * largest < -2.0
     np.testing.assert_allclose(v1, (1.0 - DT * largest) * v0, rtol=0.0, atol=1e-6 * np.abs(v1).max())
     assert growth == pytest.approx(abs(v1).max() / abs(v0).max(), rel=1e-6)
-    (found,) = unstable_damping(model)  # the joints' entries follow the base's 6 on the free base
-    assert found.joint == "lbr_iiwa_joint_7" and found.growth == pytest.approx(growth, rel=1e-12)
 
 
 def test_the_simulator_warns_of_unstable_damping_at_its_time_step(client: int) -> None:
