@@ -113,13 +113,15 @@ def test_bullet_scales_the_fastest_mode_by_the_predicted_factor(client: int, sub
 def test_the_simulator_warns_of_unstable_damping_at_its_time_step(client: int) -> None:
     """At 240 Hz the kuka's damping is unstable (factor about -2.6, the test above), led by its last
     joint; at 1 kHz ``dt lambda_max`` is 240 / 1000 of its 240 Hz value ``3.58``, 0.86 < 2: stable,
-    no warning.  The warning names the body, the joint, and both remedies."""
+    no warning, at construction or in a step; set back to 240 Hz after construction, the next step
+    warns, once.  The warning names the body, the joint, and both remedies, and points at the
+    caller's line."""
     _kuka(client)
     p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
     expected = r"'lbr_iiwa'.*'lbr_iiwa_joint_7'.*grows 2\.\d+x per step.*damping by 0\.\d+ or less.*jointDamping.*numSubSteps"
     with pytest.warns(UnstableDampingWarning, match=expected) as caught:
         ImpactSimulator(RouthImpact("auto", 50), client=client)
-    assert len(caught) == 1
+    assert len(caught) == 1 and caught[0].filename == __file__
     (found,) = unstable_damping(WorldModel(client))
     assert found.joint == "lbr_iiwa_joint_7" and found.damping == KUKA_DAMPING
     assert DT * 2.0 / found.stable_time_step == pytest.approx(1.0 + found.growth, rel=1e-12)
@@ -127,8 +129,16 @@ def test_the_simulator_warns_of_unstable_damping_at_its_time_step(client: int) -
     p.setPhysicsEngineParameter(fixedTimeStep=1e-3, physicsClientId=client)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnstableDampingWarning)
-        ImpactSimulator(RouthImpact("auto", 50), client=client)
+        simulator = ImpactSimulator(RouthImpact("auto", 50), client=client)
+        simulator.step()
     assert unstable_damping(WorldModel(client)) == []
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)  # changed after construction
+    with warnings.catch_warnings(record=True) as recorded:
+        warnings.simplefilter("always")
+        simulator.step()
+        simulator.step()  # the same time step again: not checked again
+    (warned,) = [entry for entry in recorded if issubclass(entry.category, UnstableDampingWarning)]
+    assert re.search(expected, str(warned.message)) and warned.filename == __file__
 
 
 def test_the_warnings_remedies_are_stable(client: int) -> None:

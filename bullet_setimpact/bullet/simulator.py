@@ -169,10 +169,11 @@ class ImpactSimulator:
     Warns
     -----
     UnstableDampingWarning
-        At construction, for each tracked body whose joint damping Bullet's explicit
-        integration makes unstable at the world's current time step and configuration
-        (:mod:`~bullet_setimpact.bullet.damping`): an impact that moves such a joint would
-        be followed by Bullet spinning it up to its velocity clamp.
+        At construction, and at the first step after ``fixedTimeStep`` changed, for each
+        tracked body whose joint damping Bullet's explicit integration makes unstable at that
+        time step and the current configuration (:mod:`~bullet_setimpact.bullet.damping`): an
+        impact that moves such a joint would be followed by Bullet spinning it up to its
+        velocity clamp.
     """
 
     def __init__(
@@ -214,8 +215,8 @@ class ImpactSimulator:
         self.world = WorldModel(self.client)
         tracked = self.world.restrict(bodies) if bodies is not None else self.world
         self._dynamic = {body.body: body.joints for body in tracked.bodies}
-        for instability in unstable_damping(tracked):
-            warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=2)
+        self._tracked = tracked
+        self._check_damping()
         self.finder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance)
         #: Every event so far.
         self.events: list[ImpactEvent] = []
@@ -254,6 +255,8 @@ class ImpactSimulator:
                 "ImpactSimulator was built for; create a new ImpactSimulator after adding or removing bodies"
             )
         self._dt = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
+        if self._dt != self._damping_step:
+            self._check_damping()
         self._current_step = self._dt
         done = 0.0
         events: list[ImpactEvent] = []
@@ -282,6 +285,15 @@ class ImpactSimulator:
         self.time += self._dt
         self._last = (self._end or Snapshot.take(self.client, self._dynamic)) if self._near else None
         return events
+
+    def _check_damping(self) -> None:
+        """Warn of the tracked bodies whose joint damping is unstable at the world's time step
+        (:mod:`.damping`), at the caller of ``__init__`` or ``step``: called at construction and
+        whenever the time step changed."""
+        #: The time step the joint damping was last checked at.
+        self._damping_step = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
+        for instability in unstable_damping(self._tracked):
+            warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=3)
 
     def _checked_snapshot(self) -> Snapshot | None:
         """A snapshot when something is within :data:`LOOKAHEAD` (else None, free flight), after
