@@ -43,11 +43,15 @@ LARGE_LCP = 256
 PIVOT_CAP_SIZE = 704
 #: (4: the jenga stack's step LCPs, n = 902, need up to 2.3 n pivots from random coverings.)
 LARGE_PIVOT_FACTOR = 4
-#: Above :data:`PIVOT_CAP_SIZE`, stage 5 of :func:`solve_lcp` tries this many more pseudo-random
-#: covering vectors (a fixed seed, :data:`RESTART_SEED`) with the default pivot cap ``10 n + 100``:
-#: the Anitescu-Potra LCP of the jenga stack landing on ``GEOM_PLANE`` (n = 840) fails every
-#: capped path but is solved by 3 of 8 random coverings in 5100-6300 pivots (about 1 s each),
-#: where the mixed-integer stage ran into its time limit.
+#: Stages 5 and 6 of :func:`solve_lcp` try this many more pseudo-random covering vectors (a
+#: fixed seed, :data:`RESTART_SEED`) with the default pivot cap ``10 n + 100``.  Stage 5 (above
+#: :data:`PIVOT_CAP_SIZE`): the Anitescu-Potra LCP of the jenga stack landing on ``GEOM_PLANE``
+#: (n = 840) fails every capped path but is solved by 3 of 8 random coverings in 5100-6300 pivots
+#: (about 1 s each), where the mixed-integer stage ran into its time limit.  Stage 6 (every
+#: size), the same coverings on the equilibrated LCP: of the 353 step LCPs of the stress run's
+#: combined family that reached the mixed-integer stage, it answers most in about a second each
+#: (that stage took up to 95 s on them), among them one (seed 78,325, n = 1408) on which the
+#: mixed-integer point could not be refined.
 RESTART_COVERINGS = 8
 #: Seed of the coverings of :data:`RESTART_COVERINGS`.
 RESTART_SEED = 1
@@ -66,7 +70,15 @@ def large_lcp_coverings(n: int) -> list[np.ndarray]:
 
 
 #: The stages of :func:`solve_lcp`, in order (``LCPSolution.method``).
-METHODS = ("lemke", "lemke equilibrated", "lemke default covering", "lemke longdouble", "lemke restarts", "milp")
+METHODS = (
+    "lemke",
+    "lemke equilibrated",
+    "lemke default covering",
+    "lemke longdouble",
+    "lemke restarts",
+    "lemke equilibrated restarts",
+    "milp",
+)
 
 
 def solve_lcp(
@@ -99,7 +111,8 @@ def solve_lcp(
     5. ``"lemke restarts"`` (above :data:`PIVOT_CAP_SIZE` only): :data:`RESTART_COVERINGS`
        more pseudo-random coverings, uncapped (``10 n + 100`` pivots): the long degenerate
        paths of contact-rich LCPs;
-    6. ``"milp"``: the complete method (:func:`complete_solve`).
+    6. ``"lemke equilibrated restarts"``: the same coverings on the equilibrated LCP;
+    7. ``"milp"``: the complete method (:func:`complete_solve`).
 
     Parameters
     ----------
@@ -112,9 +125,9 @@ def solve_lcp(
     bounds : array_like, shape (n,), or a callable returning one, optional
         Upper bounds ``z <= bounds`` that some solution satisfies, if one exists (e.g.
         :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`).  With them an infeasible
-        mixed-integer problem proves that the LCP has no solution; without them stage 5
+        mixed-integer problem proves that the LCP has no solution; without them stage 7
         searches growing boxes and can only prove it when ``{z >= 0, Wz + w >= 0}`` is empty.
-        A callable is called only if stage 5 is reached (Lemke almost always answers first).
+        A callable is called only if stage 7 is reached (Lemke almost always answers first).
     tol : float
         Relative residual (:func:`lcp_residual`) every returned solution meets.
 
@@ -151,9 +164,11 @@ def solve_lcp(
         stages.append(("lemke longdouble", plain(np.longdouble)))
     coverings: list[np.ndarray | None] = list(large_lcp_coverings(n)) if large else [None]
     attempts = [(method, solve, coverings) for method, solve in stages]
+    generator = np.random.default_rng(RESTART_SEED)
+    restarts: list[np.ndarray | None] = [random_covering(generator, n) for _ in range(RESTART_COVERINGS)]
     if large:
-        restarts = np.random.default_rng(RESTART_SEED)
-        attempts.append(("lemke restarts", plain(np.float64, None), [random_covering(restarts, n) for _ in range(RESTART_COVERINGS)]))
+        attempts.append(("lemke restarts", plain(np.float64, None), restarts))
+    attempts.append(("lemke equilibrated restarts", lambda start: lemke_equilibrated(W, w, start, None, tol, scaling()), restarts))
     for method, solve, starts in attempts:
         for start in starts:
             try:
@@ -173,7 +188,7 @@ VERDICT_RETRY_FACTOR = 1e3
 
 
 def complete_solve(W: np.ndarray, w: np.ndarray, bounds: np.ndarray | None, tol: float = RESIDUAL_TOL, context: str = "") -> LCPSolution:
-    """Stage 5 of :func:`solve_lcp`: the mixed-integer formulation (:func:`~bullet_setimpact.lcp_milp.milp_lcp`), polished.
+    """Stage 7 of :func:`solve_lcp`: the mixed-integer formulation (:func:`~bullet_setimpact.lcp_milp.milp_lcp`), polished.
 
     With ``bounds`` one solve decides the LCP (an infeasible verdict is confirmed on a larger
     box, :data:`VERDICT_RETRY_FACTOR`).  Without, a linear program first checks

@@ -496,10 +496,11 @@ def test_solve_lcp_tries_the_equilibrated_lcp_before_the_complete_stage(seed: in
 @pytest.mark.parametrize("randomized", [True, False])
 def test_solve_lcp_runs_its_stages_in_the_documented_order(randomized: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """With every Lemke stage made to fail and recorded, ``solve_lcp`` tries, in this order
-    (its docstring's stages 1-4 and 6 for an LCP of at most ``LARGE_LCP`` rows): the requested
+    (its docstring's stages 1-4, 6 and 7 for an LCP of at most ``LARGE_LCP`` rows): the requested
     start (with an ``rng``: ``LEMKE_ATTEMPTS`` random coverings; without: the default coverings),
     the equilibrated LCP, the default coverings (only after a requested start), extended
-    precision, and last the complete stage, which answers."""
+    precision, ``RESTART_COVERINGS`` restarts on the equilibrated LCP, and last the complete
+    stage, which answers."""
     problem, caps, v = _step_lcp(0)
     W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
     calls: list[str] = []
@@ -517,7 +518,8 @@ def test_solve_lcp_runs_its_stages_in_the_documented_order(randomized: bool, mon
     rng = np.random.default_rng(0) if randomized else None
     solution = solve_lcp(W, w, rng=rng, bounds=step_lcp_bounds(problem, caps, v))
     start = ["random covering"] * lcp.LEMKE_ATTEMPTS if randomized else ["default coverings"]
-    assert calls == [*start, "equilibrated", *(["default coverings"] if randomized else []), "default coverings longdouble"]
+    restarts = ["equilibrated"] * lcp_module.RESTART_COVERINGS
+    assert calls == [*start, "equilibrated", *(["default coverings"] if randomized else []), "default coverings longdouble", *restarts]
     assert solution.method == "milp"
 
 
