@@ -1,10 +1,15 @@
 """The one LCP entry point of the laws: Lemke's fast path, then a complete method.
 
 :func:`solve_lcp` tries Lemke (:mod:`bullet_setimpact.lcp`) with the given or random
-covering vectors, with the default coverings, in extended precision, and finally the
-mixed-integer formulation of :mod:`bullet_setimpact.lcp_milp` solved by HiGHS and polished
-on its support, which finds a solution whenever one exists within the given bounds.  Every
-returned solution passes the same residual check; nothing inexact is ever returned.
+covering vectors, with the default coverings, in extended precision, from more random
+coverings, and finally the mixed-integer formulation of :mod:`bullet_setimpact.lcp_milp`
+solved by HiGHS and polished on its support, which finds a solution whenever one exists
+within the given bounds.  Every returned solution passes the same residual check; nothing
+inexact is ever returned.  The complete stage can itself fail, and says so
+(:class:`~bullet_setimpact.errors.LCPSolverError`): when HiGHS reaches its time limit
+(:data:`~bullet_setimpact.lcp_milp.MILP_TIME_LIMIT`), or when its point, feasible to HiGHS's
+tolerance of about 1e-6 of the big-M scales, cannot be refined to ``tol`` (a badly scaled,
+degenerate LCP of a thousand rows: the stress run's one raise before stage 6).
 """
 
 from __future__ import annotations
@@ -136,7 +141,8 @@ def solve_lcp(
     LCPError
         Only when the LCP has no solution (the message says why that is certain).
     LCPSolverError
-        When the complete method itself fails (time limit, no certified bound).
+        When the complete method itself fails (time limit, a point that cannot be refined
+        to ``tol``, no certified bound).
     """
     W, w = check_lcp(W, w)
     n = w.shape[0]
