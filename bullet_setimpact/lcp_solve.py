@@ -74,6 +74,12 @@ def large_lcp_coverings(n: int) -> list[np.ndarray]:
     return [*others, ones]
 
 
+def restart_coverings(n: int) -> list[np.ndarray | None]:
+    """The :data:`RESTART_COVERINGS` pseudo-random covering vectors of stages 5 and 6 (seed :data:`RESTART_SEED`)."""
+    generator = np.random.default_rng(RESTART_SEED)
+    return [random_covering(generator, n) for _ in range(RESTART_COVERINGS)]
+
+
 #: The stages of :func:`solve_lcp`, in order (``LCPSolution.method``).
 METHODS = (
     "lemke",
@@ -169,14 +175,13 @@ def solve_lcp(
     if n <= LARGE_LCP:
         stages.append(("lemke longdouble", plain(np.longdouble)))
     coverings: list[np.ndarray | None] = list(large_lcp_coverings(n)) if large else [None]
-    attempts = [(method, solve, coverings) for method, solve in stages]
-    generator = np.random.default_rng(RESTART_SEED)
-    restarts: list[np.ndarray | None] = [random_covering(generator, n) for _ in range(RESTART_COVERINGS)]
+    attempts = [(method, solve, lambda: coverings) for method, solve in stages]
+    restarts = functools.cache(lambda: restart_coverings(n))  # drawn only if a restart stage is reached
     if large:
         attempts.append(("lemke restarts", plain(np.float64, None), restarts))
     attempts.append(("lemke equilibrated restarts", lambda start: lemke_equilibrated(W, w, start, None, tol, scaling()), restarts))
     for method, solve, starts in attempts:
-        for start in starts:
+        for start in starts():
             try:
                 solution = solve(start)
             except LemkeError as exc:
