@@ -99,6 +99,7 @@ def solve_lcp(
     rng: np.random.Generator | None = None,
     bounds: np.ndarray | Callable[[], np.ndarray] | None = None,
     tol: float = RESIDUAL_TOL,
+    complete: bool = True,
 ) -> LCPSolution:
     """Solve ``LCP(W, w)``: Lemke first, then stages that cannot fail on a solvable LCP.
 
@@ -141,9 +142,16 @@ def solve_lcp(
         A callable is called only if stage 7 is reached (Lemke almost always answers first).
     tol : float
         Relative residual (:func:`lcp_residual`) every returned solution meets.
+    complete : bool
+        False: stage 1 only (a requested start is then required), for an optional probe whose
+        answer the caller can do without; its failure raises :class:`LemkeError` instead of
+        running the deterministic stages (seconds on a contact-rich LCP, up to the mixed-integer
+        stage's time limit).
 
     Raises
     ------
+    LemkeError
+        Only with ``complete=False``: Lemke failed from the requested start.
     LCPError
         Only when the LCP has no solution (the message says why that is certain).
     LCPSolverError
@@ -154,6 +162,8 @@ def solve_lcp(
     n = w.shape[0]
     if covering is not None and rng is not None:
         raise ValueError("give solve_lcp either a covering vector or an rng, not both")
+    if not complete and covering is None and rng is None:
+        raise ValueError("solve_lcp(complete=False) needs a requested start: a covering vector or an rng")
     large = n > PIVOT_CAP_SIZE
     max_pivots = LARGE_PIVOT_FACTOR * n if large else None
     reasons: list[str] = []
@@ -164,6 +174,8 @@ def solve_lcp(
                 return lemke(W, w, covering=d, max_pivots=max_pivots, tol=tol)
             except LemkeError as exc:
                 reasons.append(str(exc))
+        if not complete:
+            raise LemkeError("Lemke failed from the requested start: " + "; ".join(dict.fromkeys(reasons)))
 
     def plain(dtype: type, cap: int | None = max_pivots) -> Callable[[np.ndarray | None], LCPSolution]:
         return lambda start: lemke(W, w, covering=start, max_pivots=cap, tol=tol, dtype=dtype)

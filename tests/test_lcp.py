@@ -553,8 +553,10 @@ def test_solver_failure_is_not_reported_as_no_solution() -> None:
 
 
 def test_fallbacks_are_counted_and_give_valid_solutions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When randomized Lemke fails, both branch samplers answer with the deterministic
-    stages and count each such solve in ``stats.fallbacks``; every answer is a solution."""
+    """When randomized Lemke fails, both branch samplers answer the solves they need with the
+    deterministic stages and count each in ``stats.fallbacks``, and drop the sparsified
+    exploration probes (``stats.dropped_probes``); every Lemke call is one of the two, and every
+    answer is a solution."""
     problem, caps, v = _step_lcp(4)
     u = np.tile(np.concatenate([caps, v]), (5, 1))
     original = lcp_module.lemke
@@ -567,10 +569,48 @@ def test_fallbacks_are_counted_and_give_valid_solutions(monkeypatch: pytest.Monk
     monkeypatch.setattr(lcp_module, "lemke", fails_on_random_coverings)
     for batched in (False, True):
         solver = step_solver(problem, batched=batched)
-        z = solver.solve(u, np.random.default_rng(0))
-        assert solver.stats.fallbacks == solver.stats.lemke_calls >= 1
+        z = solver.solve(u, np.random.default_rng(0), explore=2)
+        assert solver.stats.fallbacks >= 1 and solver.stats.dropped_probes >= 1
+        assert solver.stats.fallbacks + solver.stats.dropped_probes == solver.stats.lemke_calls
         for row in z:
             assert lcp_residual(problem.step_matrix, problem.step_rhs_map @ u[0], row) <= RESIDUAL_TOL
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_failed_probe_runs_no_deterministic_stage(batched: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sparsified exploration probe runs randomized Lemke alone: with Lemke made to fail on
+    every probe (its right-hand side has a zeroed cap, which no sample here has: all caps are in
+    (0.1, 1)), no deterministic stage is ever called on a probe's LCP, each probe is counted as
+    dropped, and every sample is answered by the solve of its own LCP (a solution, checked)."""
+    problem, caps, v = _step_lcp(4)
+    caps = 0.1 + 0.9 * caps
+    u = np.tile(np.concatenate([caps, v]), (32, 1))  # LemkeSolver probes each sample with probability 1/2
+    m = problem.contacts
+    original = lcp_module.lemke
+    deterministic_on_probes = []
+
+    def fails_on_probes(W: np.ndarray, w: np.ndarray, covering: np.ndarray | None = None, **kwargs: object) -> object:
+        probe = bool(np.any(w[:m] == 0.0))  # the cap rows of the step LCP (eq. 75a)
+        if probe and covering is None:
+            deterministic_on_probes.append(w)
+        if probe:
+            raise LemkeError("injected failure on a probe")
+        return original(W, w, covering=covering, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lcp_module, "lemke", fails_on_probes)
+    solver = step_solver(problem, batched=batched)
+    z = solver.solve(u, np.random.default_rng(1), explore=4)
+    assert solver.stats.dropped_probes >= 1
+    assert not deterministic_on_probes
+    assert solver.stats.fallbacks == 0
+    for row in z:
+        assert lcp_residual(problem.step_matrix, problem.step_rhs_map @ u[0], row) <= RESIDUAL_TOL
+
+
+def test_solve_lcp_without_the_complete_stages_needs_a_start() -> None:
+    """``complete=False`` means "stage 1 only", so it needs the start stage 1 is about."""
+    with pytest.raises(ValueError, match="complete=False"):
+        solve_lcp(np.eye(2), np.array([-1.0, 1.0]), complete=False)
 
 
 @pytest.mark.parametrize("seed", range(20))
