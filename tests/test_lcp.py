@@ -597,7 +597,15 @@ def test_a_failed_probe_runs_no_deterministic_stage(batched: bool, monkeypatch: 
             raise LemkeError("injected failure on a probe")
         return original(W, w, covering=covering, **kwargs)  # type: ignore[arg-type]
 
+    equilibrated = lcp_module.lemke_equilibrated
+
+    def recorded_equilibrated(W: np.ndarray, w: np.ndarray, *args: object, **kwargs: object) -> object:
+        if np.any(w[:m] == 0.0):
+            deterministic_on_probes.append(w)
+        return equilibrated(W, w, *args, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(lcp_module, "lemke", fails_on_probes)
+    monkeypatch.setattr(lcp_module, "lemke_equilibrated", recorded_equilibrated)
     solver = step_solver(problem, batched=batched)
     z = solver.solve(u, np.random.default_rng(1), explore=4)
     assert solver.stats.dropped_probes >= 1
