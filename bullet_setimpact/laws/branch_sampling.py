@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -127,6 +128,19 @@ class SolverStatistics:
     dropped_probes: int = 0
 
 
+Answer = TypeVar("Answer")
+
+
+def _probe(stats: SolverStatistics, attempt: Callable[[], Answer]) -> Answer | None:
+    """``attempt()``, a sparsified exploration probe's randomized Lemke alone (``complete=False``),
+    or None when it raises :class:`~bullet_setimpact.errors.LemkeError` (counted in ``stats.dropped_probes``)."""
+    try:
+        return attempt()
+    except LemkeError:
+        stats.dropped_probes += 1
+        return None
+
+
 @dataclass
 class LemkeSolver:
     """Solve ``LCP(W, R u)`` sample by sample with randomized Lemke (no cache).
@@ -165,15 +179,6 @@ class LemkeSolver:
         self.stats.fallbacks += solution.fallback
         return solution
 
-    def _probe(self, u: np.ndarray, rng: np.random.Generator) -> LCPSolution | None:
-        """Randomized Lemke alone on the probe ``u`` (:meth:`_random_lemke` with ``complete=False``),
-        None when it fails (counted in ``stats.dropped_probes``)."""
-        try:
-            return self._random_lemke(u, rng, complete=False)
-        except LemkeError:
-            self.stats.dropped_probes += 1
-            return None
-
     def solve(
         self,
         u: np.ndarray,
@@ -200,11 +205,11 @@ class LemkeSolver:
         assert self.rhs_map is not None  # set in __post_init__
         w = self.rhs_map @ sample
         alternative = sparsified(sample, allowed, rng) if rng.random() < 0.5 else None
-        probe = None if alternative is None else self._probe(alternative, rng)
-        if probe is not None and probe.basis_inverse is not None:
-            x = probe.basis_inverse @ w
+        found = None if alternative is None else _probe(self.stats, lambda: self._random_lemke(alternative, rng, complete=False))
+        if found is not None and found.basis_inverse is not None:
+            x = found.basis_inverse @ w
             if (x >= -self.tol * (1.0 + np.abs(w).max())).all():
-                return np.maximum(np.where(probe.basis, x, 0.0), 0.0)
+                return np.maximum(np.where(found.basis, x, 0.0), 0.0)
         return self._random_lemke(sample, rng, w).z
 
 
@@ -558,14 +563,9 @@ class BatchedLCPSolver:
         own = self._lemke_index(sample, rng)
         found: list[int | np.ndarray] = [own.z if isinstance(own, LCPSolution) else own]
         alternative = sparsified(sample, allowed, rng)
-        if alternative is not None:
-            try:
-                index = self._lemke_index(alternative, rng, complete=False)  # a probe, as in LemkeSolver
-            except LemkeError:
-                self.stats.dropped_probes += 1
-            else:
-                if not isinstance(index, LCPSolution) and np.all(self._response(self._cache[index]) @ sample >= -scale):
-                    found.append(index)
+        index = None if alternative is None else _probe(self.stats, lambda: self._lemke_index(alternative, rng, complete=False))
+        if isinstance(index, int) and np.all(self._response(self._cache[index]) @ sample >= -scale):
+            found.append(index)
         return found[rng.integers(len(found))]
 
     def _lemke_index(self, u: np.ndarray, rng: np.random.Generator, complete: bool = True) -> int | LCPSolution:
