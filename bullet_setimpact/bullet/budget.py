@@ -219,6 +219,7 @@ class DistanceBudget:
         for a, b in self._watched:
             self._watched_keys[a[0], b[0], a[1], b[1]] = self._watched_keys[b[0], a[0], b[1], a[1]] = (a, b)
         self._last_step = (0.0, speeds, speeds)
+        self._step_charges: dict[int, list[float]] | None = None  # of the last step, per body and link (:meth:`_step_charge`)
         self._watched_until = 0.0
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
@@ -249,6 +250,7 @@ class DistanceBudget:
             self._peaks[body] = peak
         self.most += SAFETY * duration * largest
         self._last_step = (duration, self._last_step[2], speeds)
+        self._step_charges = None
         self._pending.append((speeds, duration))
 
     def _charge_links(self) -> None:
@@ -331,12 +333,14 @@ class DistanceBudget:
         return self._step_charge(pair[0]) + self._step_charge(pair[1])
 
     def _step_charge(self, link: tuple[int, int]) -> float:
-        """What the last step charges ``link`` (as :meth:`spend` does; 0 for a static link)."""
-        duration, start, end = self._last_step
-        if link[0] not in end:
-            return 0.0
-        row = link[1] + 1
-        return float(_charge(duration, start[link[0]][row], end[link[0]][row]))
+        """What the last step charges ``link`` (as :meth:`spend` does; 0 for a static link), from
+        the charges of every link, computed once per step (one array operation per body, not
+        one per link: a NumPy operation on two scalars costs microseconds)."""
+        if self._step_charges is None:
+            duration, start, end = self._last_step
+            self._step_charges = {body: _charge(duration, start[body], speed).tolist() for body, speed in end.items()}
+        charges = self._step_charges.get(link[0])
+        return 0.0 if charges is None else charges[link[1] + 1]
 
     def _watch(self, gaps: dict[Pair, float]) -> None:
         """Keep the watched pairs, each at most ``gaps[pair]`` within the tolerance now, until
