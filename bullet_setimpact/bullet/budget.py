@@ -338,7 +338,7 @@ class DistanceBudget:
         one per link: a NumPy operation on two scalars costs microseconds)."""
         if self._step_charges is None:
             duration, start, end = self._last_step
-            self._step_charges = {body: _charge(duration, start[body], speed).tolist() for body, speed in end.items()}
+            self._step_charges = {body: np.asarray(_charge(duration, start[body], speed)).tolist() for body, speed in end.items()}
         charges = self._step_charges.get(link[0])
         return 0.0 if charges is None else charges[link[1] + 1]
 
