@@ -44,9 +44,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import os
 import statistics
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -56,7 +54,7 @@ import pybullet as p
 
 from bullet_setimpact import ImpactSimulator, ManifoldCompletionWarning, RouthImpact, UnstableDampingWarning, planar
 from bullet_setimpact.bullet import simulator as simulator_module
-from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, DropWorld, load_drop_world
+from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, DropWorld, bullet_output_discarded, load_drop_world
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.bullet.state import Snapshot
 
@@ -74,23 +72,9 @@ def build(world: DropWorld, ground: str, height: float) -> int:
     client = p.connect(p.DIRECT)
     p.setGravity(0, 0, -9.81, physicsClientId=client)
     p.setPhysicsEngineParameter(fixedTimeStep=TIME_STEP, physicsClientId=client)
-    with _bullet_output_discarded():  # the humanoid's URDF warns of every joint without an axis, every load
+    with bullet_output_discarded():  # the humanoid's URDF warns of every joint without an axis, every load
         load_drop_world(client, world, ground, height)
     return client
-
-
-@contextlib.contextmanager
-def _bullet_output_discarded() -> Iterator[None]:
-    """Send the process's C-level standard output (where Bullet prints its URDF warnings) to /dev/null."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    with open(os.devnull, "w") as devnull:
-        os.dup2(devnull.fileno(), 1)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
 
 
 @contextlib.contextmanager

@@ -24,9 +24,9 @@ twin world plainly (``p.stepSimulation``).  Checked:
   to Bullet, so it must not sink bodies deeper than Bullet does.
 
 Every drop is from 5 cm (landing after 0.1 s); the whole survey (17 bodies x 2 grounds x 2
-laws, 2 s each) costs about two and a half minutes on the development machine, 45 s of it
-the jenga stack: its landing events hold 84 contacts (12-13 s under Routh; its
-Anitescu-Potra LCP on ``GEOM_PLANE`` needs the restart stage of ``solve_lcp``, 17 s).
+laws, 2 s each) costs two and a half to four minutes on the 2-core machines we measured, most
+of it the jenga stack: its landing events hold 84 contacts (12-40 s under Routh per ground;
+its Anitescu-Potra LCP on ``GEOM_PLANE`` needs the restart stage of ``solve_lcp``, 17-26 s).
 Run as a script to print the table: ``python tests/test_robot_survey.py``.
 """
 
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import pybullet as p
 import pytest
 
-from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, DropWorld, load_drop_world
+from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, DropWorld, bullet_output_discarded, load_drop_world
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.errors import UnstableDampingWarning
 from bullet_setimpact.laws import get_law
@@ -86,8 +86,9 @@ def survey(world: DropWorld, ground: str, law: str, seconds: float = SECONDS) ->
     """Drop ``world`` on ``ground`` hooked with ``law`` and plainly; the run's :class:`Row`."""
     plain, hooked = _client(), _client()
     try:
-        load_drop_world(plain, world, ground)
-        load_drop_world(hooked, world, ground)
+        with bullet_output_discarded():  # URDF warnings at every load (the humanoid's, the husky's)
+            load_drop_world(plain, world, ground)
+            load_drop_world(hooked, world, ground)
         with warnings.catch_warnings():  # the kuka world lowers its damping, which PyBullet cannot report (DropWorld)
             warnings.simplefilter("ignore", UnstableDampingWarning)
             simulator = ImpactSimulator(get_law(law), hooked, seed=0, on_failure="raise")
@@ -171,5 +172,6 @@ if __name__ == "__main__":
     import sys
 
     chosen = [world for world in WORLDS if len(sys.argv) < 2 or world.name in sys.argv[1:]]
+    print(table([]), flush=True)  # the header; each body's rows as soon as they are measured
     for world in chosen:
         print(table([survey(world, ground, law) for ground in GROUNDS for law in LAWS]).split("\n", 1)[1], flush=True)

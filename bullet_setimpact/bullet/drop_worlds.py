@@ -8,7 +8,10 @@ primitives, and a jenga stack, each on a box ground (``ground_box.urdf``) or on 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pybullet as p
@@ -106,3 +109,18 @@ def load_drop_world(client: int, world: DropWorld, ground: str = "box", height: 
             if p.getJointInfo(body, joint, physicsClientId=client)[2] == p.JOINT_REVOLUTE:
                 p.resetJointState(body, joint, world.tilt, physicsClientId=client)
     return [body]
+
+
+@contextlib.contextmanager
+def bullet_output_discarded() -> Iterator[None]:
+    """Send the process's C-level standard output, where Bullet prints its URDF warnings (the
+    humanoid's warns of every joint without an axis at every load), to ``os.devnull``."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 1)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
