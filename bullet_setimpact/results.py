@@ -148,7 +148,9 @@ class RolloutResults:
         ]
         if self.resumed:
             lines.append(f"  resumed        {self.resumed} rollouts read back from disk, {len(self.records) - self.resumed} run now")
-        if finished:
+        if finished and not sum(counts):
+            lines.append("  impacts        none: no contact arrived faster than the simulator's impact_velocity_threshold")
+        elif finished:
             lines.append(f"  impacts        {sum(counts)} in all, {np.mean(counts):.1f} per finished rollout")
             lines.append(f"  outcome of the first impact (lift off: vn > {LIFT_THRESHOLD} m/s; slide: |vt| > {SLIDE_THRESHOLD} m/s):")
             lines += _top(self.outcome_counts(), "outcome classes")

@@ -226,6 +226,15 @@ def test_results_round_trip_and_summary(tmp_path: Path) -> None:
     assert re.search(r"rebound .*: median \d\.\d{3} \(min \d\.\d{3}, max \d\.\d{3}\)$", results.report(), re.MULTILINE)
 
 
+def test_a_run_without_impacts_says_so() -> None:
+    """The block released 1 m up and stopped after 0.1 s is still falling (it would need
+    sqrt(2 / 9.81) = 0.45 s to land): no impact, and the report says so instead of heading an
+    empty table of first-impact outcomes."""
+    report = monte_carlo(SCENARIO, 2, seed=0, executor="serial", params={"height": 1.0, "duration": 0.1}).report()
+    assert "impacts        none" in report
+    assert "outcome of the first impact" not in report
+
+
 def test_a_deterministic_run_says_its_rollouts_are_identical() -> None:
     """Anitescu-Potra draws nothing random and the scenario starts the same every time: every
     rollout is the same, bit for bit, and the report says one would do."""
