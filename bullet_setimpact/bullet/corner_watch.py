@@ -31,9 +31,8 @@ from collections.abc import Sequence
 import numpy as np
 import pybullet as p
 
-from .box_geometry import box_distance
 from .contacts import ContactFinder, Feature, Pair
-from .frames import inertial_frame, rotation_matrix, rotation_rows
+from .frames import inertial_frame, rotation_rows
 
 #: [m] Decisions closer than this to the evaluation's thresholds are left to the evaluation.
 MARGIN = 1e-9
@@ -64,16 +63,14 @@ class CornerWatch:
         self._finder = finder
         self._client = finder.client
         self._tolerance = finder.tolerance
-        self._corners = corners  # the moving link's box corners (its inertial frame)
-        geometry, self._centre, self._frame, dimensions = shape
+        geometry, centre, frame, dimensions = shape
         #: The shape's axes in the world (its frame's columns): a box face's outward normal is one of them, signed.
-        self._axes = self._frame.T.tolist()
-        #: A box's half extents, or None for a plane and its unit normal (shape frame, world).
-        self._half = dimensions / 2.0 if geometry == p.GEOM_BOX else None
-        self._half_list = [] if self._half is None else self._half.tolist()
-        self._plane_normal = dimensions / np.linalg.norm(dimensions)
-        self._plane_normal_list = self._plane_normal.tolist()
-        self._world_plane_normal = (self._frame @ self._plane_normal).tolist()
+        self._axes = frame.T.tolist()
+        #: A box's half extents, or None for a plane; a plane's unit normal (shape frame, world).
+        self._half = (dimensions / 2.0).tolist() if geometry == p.GEOM_BOX else None
+        plane_normal = dimensions / np.linalg.norm(dimensions)
+        self._plane_normal = plane_normal.tolist()
+        self._world_plane_normal = (frame @ plane_normal).tolist()
         self._rows = rows
         self._moving_is_a = moving_is_a
         a, b = (moving, static) if moving_is_a else (static, moving)
@@ -81,9 +78,9 @@ class CornerWatch:
         self._swapped_key = (b[0], a[0], b[1], a[1])
         self._merge = finder.merge_distance(a, b)
         self._until = spent + far  # the static corners' account: the most any link spends may reach this
-        self._corner_list = corners.tolist()
-        self._reach = max(math.sqrt(sum(x * x for x in corner)) for corner in self._corner_list)
-        self._centre_list = self._centre.tolist()
+        self._corners = corners.tolist()  # the moving link's box corners (its inertial frame)
+        self._reach = max(math.sqrt(sum(x * x for x in corner)) for corner in self._corners)
+        self._centre = centre.tolist()
         #: The pose (position, quaternion) at which all corners' gaps were last computed, and
         #: their clearance then: the least ``|gap - tol|`` (None: compute them at the next check).
         self._reference: tuple[Sequence[float], Sequence[float], float] | None = None
@@ -124,7 +121,7 @@ class CornerWatch:
         if reference is not None and corner_motion(reference[0], reference[1], position, orientation, self._reach) < reference[2] - MARGIN:
             self.shortcuts += 1  # every corner's gap is on the side of the tolerance it was, by more than the margin
             rotation = rotation_rows(orientation)
-            placed = {row: self._place(self._corner_list[row], rotation, position) for row in self._rows}
+            placed = {row: self._place(self._corners[row], rotation, position) for row in self._rows}
         else:
             every = self._place_all(position, orientation)
             if every is None:
@@ -146,34 +143,29 @@ class CornerWatch:
         return self._manifold_merges(positions, manifold)
 
     def _place_all(self, position: Sequence[float], orientation: Sequence[float]) -> dict[int, Placed] | None:
-        """Every corner's world position, position in the static shape's frame and gap (the
-        evaluation's ``box_distance``), or None when a gap is within the margin of the tolerance."""
-        rotation, origin = rotation_matrix(orientation), np.asarray(position)
-        # the corners in the static shape's frame, (R c + o - centre) F, as one product
-        local = self._corners @ (rotation.T @ self._frame) + (origin - self._centre) @ self._frame
-        if self._half is not None:
-            gaps = box_distance(local, self._half, self._frame, with_normals=False)[0].tolist()
-        else:
-            gaps = (local @ self._plane_normal).tolist()
-        if any(abs(gap - self._tolerance) <= MARGIN for gap in gaps):
+        """Every corner placed (:meth:`_place`), or None when a gap is within the margin of the tolerance."""
+        rotation = rotation_rows(orientation)
+        placed = {row: self._place(corner, rotation, position) for row, corner in enumerate(self._corners)}
+        if any(abs(gap - self._tolerance) <= MARGIN for _, _, gap in placed.values()):
             return None
-        world = (self._corners @ rotation.T + origin).tolist()
-        return {row: (world[row], corner, gap) for row, (corner, gap) in enumerate(zip(local.tolist(), gaps, strict=True))}
+        return placed
 
     def _place(self, corner: list[float], rotation: list[list[float]], position: Sequence[float]) -> Placed:
-        """One corner's world position, position in the static shape's frame and gap, on Python
-        floats (written out: a watch places its touching corners every step)."""
+        """One corner's world position, position in the static shape's frame and gap (the
+        evaluation's ``box_distance`` for a box), on Python floats: a watch places its touching
+        corners every step and all eight now and then, where NumPy's per-call cost on arrays of
+        eight corners is larger than the arithmetic."""
         x, y, z = corner
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rotation
         px, py, pz = position
         wx, wy, wz = r00 * x + r01 * y + r02 * z + px, r10 * x + r11 * y + r12 * z + py, r20 * x + r21 * y + r22 * z + pz
-        cx, cy, cz = self._centre_list
+        cx, cy, cz = self._centre
         dx, dy, dz = wx - cx, wy - cy, wz - cz
         local = [a * dx + b * dy + c * dz for a, b, c in self._axes]
         if self._half is None:
-            nx, ny, nz = self._plane_normal_list
+            nx, ny, nz = self._plane_normal
             return [wx, wy, wz], local, local[0] * nx + local[1] * ny + local[2] * nz
-        hx, hy, hz = self._half_list
+        hx, hy, hz = self._half
         ex, ey, ez = abs(local[0]) - hx, abs(local[1]) - hy, abs(local[2]) - hz
         outside = math.sqrt(max(ex, 0.0) ** 2 + max(ey, 0.0) ** 2 + max(ez, 0.0) ** 2)
         return [wx, wy, wz], local, outside + min(max(ex, ey, ez), 0.0)
@@ -183,7 +175,7 @@ class CornerWatch:
         (the shape's frame), as the evaluation finds it, or None when it may find none."""
         if self._half is None:
             return self._world_plane_normal
-        excess = [abs(x) - h for x, h in zip(local, self._half_list, strict=True)]
+        excess = [abs(x) - h for x, h in zip(local, self._half, strict=True)]
         if gap > MARGIN:  # outside: along the excesses that are positive (all by more than the margin)
             if any(abs(e) <= MARGIN for e in excess):
                 return None
