@@ -143,6 +143,18 @@ def _probe(stats: SolverStatistics, attempt: Callable[[], Answer]) -> Answer | N
         return None
 
 
+def _counted_lemke(
+    solver: LemkeSolver | BatchedLCPSolver, u: np.ndarray, rng: np.random.Generator, w: np.ndarray | None = None, complete: bool = True
+) -> LCPSolution:
+    """:func:`random_lemke` on ``w = R u`` (given or computed) with ``solver``'s bounds; counts the
+    call and any fallback in ``solver.stats``."""
+    assert solver.rhs_map is not None  # set in __post_init__
+    solver.stats.lemke_calls += 1
+    solution = random_lemke(solver.W, solver.rhs_map @ u if w is None else w, rng, solver.tol, _deferred_bounds(solver.bounds, u), complete)
+    solver.stats.fallbacks += solution.fallback
+    return solution
+
+
 @dataclass
 class LemkeSolver:
     """Solve ``LCP(W, R u)`` sample by sample with randomized Lemke (no cache).
@@ -172,15 +184,6 @@ class LemkeSolver:
         self.rhs_map = np.eye(self.W.shape[0]) if self.rhs_map is None else np.asarray(self.rhs_map, dtype=float)
         self._sparsify = np.asarray(self.sparsify, dtype=int)
 
-    def _random_lemke(self, u: np.ndarray, rng: np.random.Generator, w: np.ndarray | None = None, complete: bool = True) -> LCPSolution:
-        """:func:`random_lemke` on ``w = R u`` (given or computed) with this solver's bounds; counts
-        the call and any fallback."""
-        assert self.rhs_map is not None  # set in __post_init__
-        self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, self.rhs_map @ u if w is None else w, rng, self.tol, _deferred_bounds(self.bounds, u), complete)
-        self.stats.fallbacks += solution.fallback
-        return solution
-
     def solve(
         self,
         u: np.ndarray,
@@ -207,12 +210,12 @@ class LemkeSolver:
         assert self.rhs_map is not None  # set in __post_init__
         w = self.rhs_map @ sample
         alternative = sparsified(sample, allowed, rng) if rng.random() < 0.5 else None
-        found = None if alternative is None else _probe(self.stats, lambda: self._random_lemke(alternative, rng, complete=False))
+        found = None if alternative is None else _probe(self.stats, lambda: _counted_lemke(self, alternative, rng, complete=False))
         if found is not None and found.basis_inverse is not None:
             x = found.basis_inverse @ w
             if (x >= -self.tol * (1.0 + np.abs(w).max())).all():
                 return np.maximum(np.where(found.basis, x, 0.0), 0.0)
-        return self._random_lemke(sample, rng, w).z
+        return _counted_lemke(self, sample, rng, w).z
 
 
 #: ``choice`` of a sample answered by an uncached solution in :meth:`BatchedLCPSolver.solve`.
@@ -443,13 +446,12 @@ class BatchedLCPSolver:
         scale = self.tol * (1.0 + self._rhs_norm * np.abs(columns, out=self._workspace.array("magnitudes", columns.shape)).max(axis=0))
         top = self._cache[: self.candidates]
         rows = [entry.row for entry in top]
+        responses = self._responses.data[rows]  # (K, n, p)
         if samples >= SCREEN_MIN_SAMPLES:
             _choose_screens(top, self._responses, self._screens, columns, scale)
-            feasible_top = _screened_feasibility(self._responses.data[rows], self._screens.data[rows], columns, scale, self._workspace)
+            feasible_top = _screened_feasibility(responses, self._screens.data[rows], columns, scale, self._workspace)
         else:
-            feasible_top = _feasibility(
-                self._responses.data[rows].reshape(len(top), self.W.shape[0], columns.shape[0]), columns, scale, self._workspace
-            )
+            feasible_top = _feasibility(responses, columns, scale, self._workspace)
         choice = _uniform_choice(feasible_top, rng)
         pending = np.flatnonzero(choice < 0)
         if pending.size and len(self._cache) > self.candidates:
@@ -581,9 +583,7 @@ class BatchedLCPSolver:
         ``complete=False``: randomized Lemke alone (an exploration probe; :class:`LemkeError` if it fails).
         """
         assert self.rhs_map is not None  # set in __post_init__
-        self.stats.lemke_calls += 1
-        solution = random_lemke(self.W, self.rhs_map @ u, rng, self.tol, _deferred_bounds(self.bounds, u), complete)
-        self.stats.fallbacks += solution.fallback
+        solution = _counted_lemke(self, u, rng, complete=complete)
         if solution.basis_inverse is None:
             return solution
         key = solution.basis.tobytes()
