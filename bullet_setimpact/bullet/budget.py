@@ -60,12 +60,6 @@ RENEWED_STEPS = 4.0
 SHARP_MARGIN = 1e-9
 
 
-def _charge(duration: float, start: np.ndarray | float, end: np.ndarray | float) -> np.ndarray | float:
-    """A link's displacement bound for a step of ``duration`` between the speed bounds ``start``
-    and ``end`` (per link, or of one link): the larger of the two, times :data:`SAFETY`."""
-    return SAFETY * duration * np.maximum(start, end)
-
-
 def _reach(low: np.ndarray, high: np.ndarray, point: np.ndarray) -> float:
     """Largest distance from ``point`` to the box ``[low, high]`` (attained at a corner)."""
     return float(np.linalg.norm(np.maximum(np.abs(low - point), np.abs(high - point))))
@@ -218,8 +212,8 @@ class DistanceBudget:
         self._watched_keys: dict[tuple[int, int, int, int], Pair] = {}
         for a, b in self._watched:
             self._watched_keys[a[0], b[0], a[1], b[1]] = self._watched_keys[b[0], a[0], b[1], a[1]] = (a, b)
-        self._last_step = (0.0, speeds, speeds)
-        self._step_charges: dict[int, list[float]] | None = None  # of the last step, per body and link (:meth:`_step_charge`)
+        rows = {body: value.tolist() for body, value in speeds.items()}
+        self._last_step = (0.0, rows, rows)
         self._watched_until = 0.0
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
@@ -241,23 +235,27 @@ class DistanceBudget:
         self._spent_nearby: list[Pair] = []
 
     def spend(self, speeds: dict[int, np.ndarray], duration: float) -> None:
-        """Charge a step of ``duration`` ending at ``speeds`` (each link at the larger of its
-        start and end speed bounds; :attr:`most` at the largest of any link)."""
+        """Charge a step of ``duration`` ending at ``speeds``: each link the larger of its start
+        and end speed bounds times ``SAFETY duration``, :attr:`most` the largest of any link.
+
+        The links are charged when an account is checked one by one (:meth:`_charge_links`);
+        the last step's charge of one link is :meth:`_step_charge`."""
         largest = 0.0
+        rows = {}
         for body, speed in speeds.items():
-            peak = max(speed.tolist())  # a few links: cheaper than numpy's reduction, the same value
+            row = rows[body] = speed.tolist()  # a few links: Python's max is cheaper than numpy's reduction, the same value
+            peak = max(row)
             largest = max(largest, peak, self._peaks[body])
             self._peaks[body] = peak
         self.most += SAFETY * duration * largest
-        self._last_step = (duration, self._last_step[2], speeds)
-        self._step_charges = None
+        self._last_step = (duration, self._last_step[2], rows)
         self._pending.append((speeds, duration))
 
     def _charge_links(self) -> None:
         """Charge the pending steps to each link."""
         for speeds, duration in self._pending:
             for body, speed in speeds.items():
-                self.spent[body] += _charge(duration, self._speeds[body], speed)
+                self.spent[body] += SAFETY * duration * np.maximum(self._speeds[body], speed)
             self._speeds = speeds
         self._pending.clear()
 
@@ -333,14 +331,14 @@ class DistanceBudget:
         return self._step_charge(pair[0]) + self._step_charge(pair[1])
 
     def _step_charge(self, link: tuple[int, int]) -> float:
-        """What the last step charges ``link`` (as :meth:`spend` does; 0 for a static link), from
-        the charges of every link, computed once per step (one array operation per body, not
-        one per link: a NumPy operation on two scalars costs microseconds)."""
-        if self._step_charges is None:
-            duration, start, end = self._last_step
-            self._step_charges = {body: np.asarray(_charge(duration, start[body], speed)).tolist() for body, speed in end.items()}
-        charges = self._step_charges.get(link[0])
-        return 0.0 if charges is None else charges[link[1] + 1]
+        """What the last step charges ``link`` (as :meth:`_charge_links` does; 0 for a static
+        link), on Python floats: a NumPy operation on two scalars costs microseconds."""
+        duration, start, end = self._last_step
+        row = end.get(link[0])
+        if row is None:
+            return 0.0
+        index = link[1] + 1
+        return SAFETY * duration * max(start[link[0]][index], row[index])
 
     def _watch(self, gaps: dict[Pair, float]) -> None:
         """Keep the watched pairs, each at most ``gaps[pair]`` within the tolerance now, until
