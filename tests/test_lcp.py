@@ -212,6 +212,43 @@ def test_large_pivots_update_the_tableau_as_the_dense_rank_one_update() -> None:
     assert np.all(np.abs(tableau - expected) <= bound)
 
 
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 80),
+    ties=st.sampled_from(["none", "exact", "near"]),
+    primal_tol=st.sampled_from([0.0, 1e-9]),
+)
+@settings(max_examples=300, deadline=None)
+def test_both_ratio_tests_pick_the_same_row(seed: int, n: int, ties: str, primal_tol: float) -> None:
+    """Up to SCALAR_TEST_SIZE rows the candidates and the minimum-ratio test run on Python floats,
+    above it on numpy arrays.  Each path does the same IEEE operations on the same entries
+    (``|x|`` maxima, ``(x_i + slack) / c_i``, ``x_i / c_i``, comparisons), so the two must return
+    the same candidates and the same leaving row, bit for bit, on any tableau: random ones, ones
+    whose basic values and column take three values (``exact``: ratios tie, and the artificial
+    variable or the lexicographic rule decides), and ones whose ratios differ by less than a few
+    Harris slacks (``near``: ``1 + k 3e-10``, so the tie window's exact arithmetic decides which
+    rows tie), with either ratio test."""
+    rng = np.random.default_rng(seed)
+    tableau = rng.standard_normal((n, n + 1))
+    column = rng.standard_normal(n)
+    if ties == "exact":
+        tableau[:, 0] = rng.choice([0.0, 0.5, 1.0], size=n)
+        column = rng.choice([-1.0, 0.5, 2.0], size=n)
+    elif ties == "near":
+        column = rng.choice([-1.0, 0.5, 2.0], size=n)
+        tableau[:, 0] = column * (1.0 + 3e-10 * rng.integers(0, 8, size=n))
+    tableau[:, 0] = np.abs(tableau[:, 0])  # a feasible basis
+    column[rng.integers(n)] = 1.0  # at least one candidate
+    basic = rng.permutation(2 * n + 1)[:n]
+    answers = []
+    for size in (n, n - 1):  # the scalar path, then the numpy one
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(lcp, "SCALAR_TEST_SIZE", size)
+            candidates = lcp._pivot_candidates(column)
+            answers.append((np.asarray(candidates).tolist(), lcp._min_ratio_row(tableau, candidates, column, basic, primal_tol)))
+    assert answers[0] == answers[1]
+
+
 @pytest.mark.parametrize("share", [0.1, 0.9])
 def test_large_tableau_columns_are_the_product_to_rounding(share: float) -> None:
     """Above SPARSE_PIVOT_SIZE the column ``-B^-1 W_j`` is summed over the gathered nonzeros of
