@@ -18,9 +18,12 @@ link has spent since (:attr:`~.budget.DistanceBudget.most`, a bound on every poi
 
 A resting link barely moves between steps, so the gaps of all eight corners are computed only
 when the link may have moved far enough to change which corners touch: the last such
-computation keeps its pose and the *clearance* (the least ``|gap - tol|`` of the corners), and
-while no corner can have moved by the clearance since (:func:`corner_motion`), only the touching
-corners are placed (their normals and positions, for the manifold check, are needed each step).
+computation keeps its pose and the *clearance* (the least ``gap - tol`` of the corners out of
+contact), and while no corner can have moved by the clearance since (:func:`corner_motion`),
+only the touching corners are placed (their normals and positions, for the manifold check, are
+needed each step) and their own gaps tell whether they still touch.  A resting foot's touching
+corner sits 0.1 mm inside the tolerance but its nearest other corner a centimetre out, so the
+clearance is the centimetre: all eight are placed when the foot has crept that far.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ class CornerWatch:
         self._reach = max(math.sqrt(sum(x * x for x in corner)) for corner in self._corners)
         self._centre = centre.tolist()
         #: The pose (position, quaternion) at which all corners' gaps were last computed, and
-        #: their clearance then: the least ``|gap - tol|`` (None: compute them at the next check).
+        #: their clearance then: the least ``gap - tol`` of the corners out of contact (None:
+        #: compute them at the next check).
         self._reference: tuple[Sequence[float], Sequence[float], float] | None = None
         #: Checks that placed only the touching corners (the others could not have moved enough).
         self.shortcuts = 0
@@ -117,12 +121,8 @@ class CornerWatch:
         if not spent < self._until:
             return False
         position, orientation = inertial_frame(self._client, *self.moving)
-        reference = self._reference
-        if reference is not None and corner_motion(reference[0], reference[1], position, orientation, self._reach) < reference[2] - MARGIN:
-            self.shortcuts += 1  # every corner's gap is on the side of the tolerance it was, by more than the margin
-            rotation = rotation_rows(orientation)
-            placed = {row: self._place(self._corners[row], rotation, position) for row in self._rows}
-        else:
+        placed = self._place_touching(position, orientation)
+        if placed is None:
             every = self._place_all(position, orientation)
             if every is None:
                 return None
@@ -130,8 +130,9 @@ class CornerWatch:
             if frozenset(row for row, (_, _, gap) in placed.items() if gap < self._tolerance) != self._rows:
                 touching = sum(gap < self._tolerance for _, _, gap in placed.values())
                 return None if touching > MAX_CORNERS else False
-            # a pose with the watched corners touching, and how far every corner is from changing side
-            self._reference = (position, orientation, min(abs(gap - self._tolerance) for _, _, gap in placed.values()))
+            # a pose with the watched corners touching, and how far the others are from entering the tolerance
+            clearance = min(gap - self._tolerance for row, (_, _, gap) in placed.items() if row not in self._rows)
+            self._reference = (position, orientation, clearance)
         positions = []
         for row in self._rows:
             corner, local, gap = placed[row]
@@ -141,6 +142,22 @@ class CornerWatch:
             # position_a: the corner itself on link A, else its projection on the static shape (on A)
             positions.append(corner if self._moving_is_a else [x - gap * n for x, n in zip(corner, normal, strict=True)])
         return self._manifold_merges(positions, manifold)
+
+    def _place_touching(self, position: Sequence[float], orientation: Sequence[float]) -> dict[int, Placed] | None:
+        """The touching corners placed (:meth:`_place`) when the pose's check needs no other: no
+        corner out of contact can have moved by the clearance since the reference pose, and each
+        touching corner's gap is below the tolerance by more than the margin.  Then the touching
+        set is the watched one and no gap is within the margin of the tolerance, as
+        :meth:`_place_all` would find; else None (place them all)."""
+        reference = self._reference
+        if reference is None or not corner_motion(reference[0], reference[1], position, orientation, self._reach) < reference[2] - MARGIN:
+            return None
+        rotation = rotation_rows(orientation)
+        placed = {row: self._place(self._corners[row], rotation, position) for row in self._rows}
+        if not all(gap < self._tolerance - MARGIN for _, _, gap in placed.values()):
+            return None
+        self.shortcuts += 1
+        return placed
 
     def _place_all(self, position: Sequence[float], orientation: Sequence[float]) -> dict[int, Placed] | None:
         """Every corner placed (:meth:`_place`), or None when a gap is within the margin of the tolerance."""
@@ -226,7 +243,11 @@ def corner_motion(
     poses (positions, unit quaternions ``(x, y, z, w)``): the origin's move plus ``2 reach
     |q' - q|`` (with the sign of ``q'`` nearer ``q``).  A rotation by ``theta`` moves such a point by
     at most ``2 reach sin(theta / 2)``, and ``sin(theta / 2) <= |q' - q|`` for unit quaternions
-    with ``q . q' >= 0`` (``sin^2 = u^2 (1 - u^2 / 4)`` with ``u = |q' - q|``)."""
-    sign = 1.0 if sum(a * b for a, b in zip(orientation, new_orientation, strict=True)) >= 0.0 else -1.0
-    turn = math.sqrt(sum((sign * b - a) ** 2 for a, b in zip(orientation, new_orientation, strict=True)))
+    with ``q . q' >= 0`` (``sin^2 = u^2 (1 - u^2 / 4)`` with ``u = |q' - q|``).  Unrolled on Python
+    floats: a watch calls it every step, where generators over the four components cost 5x."""
+    x, y, z, w = orientation
+    a, b, c, d = new_orientation
+    if x * a + y * b + z * c + w * d < 0.0:
+        a, b, c, d = -a, -b, -c, -d
+    turn = math.sqrt((a - x) ** 2 + (b - y) ** 2 + (c - z) ** 2 + (d - w) ** 2)
     return math.dist(position, new_position) + 2.0 * reach * turn
