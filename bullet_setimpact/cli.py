@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import signal
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -47,6 +48,7 @@ _non_negative_int = _integer_at_least(0, "a non-negative integer")
 def outcome_set_command(args: argparse.Namespace) -> None:
     """Approximate a journal example's post-impact set (Algorithm 2), print a summary, save/plot it."""
     example = planar.example(args.name)
+    _check_outputs(args)
     law = RouthImpact(example.step, example.max_steps)
     samples = args.samples or example.samples
     problem = example.problem.with_restitution(args.restitution) if args.restitution else example.problem
@@ -206,17 +208,39 @@ def _executor(args: argparse.Namespace) -> tuple[object, object]:
     return ("serial" if args.workers == 1 else None), None
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
-    """Refuse a figure format matplotlib cannot write and an ``--out`` that is a file, before any rollout runs."""
-    if args.plot:
+def _check_outputs(args: argparse.Namespace, out_folder: bool = False) -> None:
+    """Before any work: refuse a ``--plot`` format matplotlib cannot write, and make sure ``--plot``
+    and ``--out`` (a folder with ``out_folder``, else a file) can be written (:func:`_writable`)."""
+    if getattr(args, "plot", None):
         from matplotlib.figure import Figure
 
         formats = Figure().canvas.get_supported_filetypes()
         suffix = Path(args.plot).suffix.lower().lstrip(".")
         if suffix not in formats:
             raise ValueError(f"--plot {args.plot!r}: expected a file ending in one of {', '.join('.' + key for key in sorted(formats))}")
-    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
-        raise ValueError(f"--out {args.out!r} exists and is not a directory")
+        _writable("--plot", args.plot)
+    if args.out:
+        _writable("--out", args.out, folder=out_folder)
+
+
+def _writable(option: str, path: str, folder: bool = False) -> None:
+    """Check that ``path`` (a file, or with ``folder`` a folder) can be written, so that a long run
+    does not fail only when it saves: its nearest existing folder must take a new file (a nameless
+    probe file is opened there) and the missing folders below it, created when the output is
+    written, are named on stderr.  ValueError naming ``option``, the path and the reason."""
+    target = Path(path)
+    directory = target if folder else target.parent
+    existing = next(ancestor for ancestor in (directory, *directory.parents) if ancestor.exists())
+    if not existing.is_dir():
+        raise ValueError(f"{option} {path!r}: {str(existing)!r} is a file, not a folder")
+    if not folder and target.is_dir():
+        raise ValueError(f"{option} {path!r} is a folder, expected a file name")
+    try:
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as exc:
+        raise ValueError(f"{option} {path!r}: cannot write in {str(existing)!r} ({exc.strerror or exc})") from None
+    if existing != directory:
+        print(f"bullet-setimpact: {option} will create the folder {directory}", file=sys.stderr)
 
 
 def _law(args: argparse.Namespace) -> object:
@@ -233,7 +257,7 @@ def run_command(args: argparse.Namespace) -> None:
     """Monte Carlo rollouts of a scenario; print the outcome summary, save and plot it."""
     from .rollouts import monte_carlo
 
-    _check_outputs(args)
+    _check_outputs(args, out_folder=True)
     executor, client = _executor(args)
     try:
         results = monte_carlo(
@@ -268,6 +292,7 @@ def render_command(args: argparse.Namespace) -> None:
     """Render one rollout of a scenario to a GIF or a PNG strip."""
     from .render import render
 
+    _check_outputs(args)
     events = render(
         args.name,
         args.out,
@@ -367,7 +392,7 @@ def build_parser(rollouts: int = 64, workers: int | None = None, script: str | N
     outcome.add_argument("--seed", type=_non_negative_int, default=0, help="random seed (default 0)")
     outcome.add_argument("--sampler", choices=("random", "sobol"), default="random", help="cap sampler (default random)")
     outcome.add_argument("--out", help="save the outcome set to this .npz file")
-    outcome.add_argument("--plot", help="draw the outcome-set figure to this .png file")
+    outcome.add_argument("--plot", help="draw the outcome-set figure to this file (.png, .pdf, .svg, ...)")
     outcome.add_argument(
         "--restitution",
         type=_unit_interval,

@@ -476,3 +476,58 @@ def test_render_refuses_zero_frames_before_simulating(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="frames must be an integer >= 1, got 0"):
         render(SCENARIO, out, frames=0)
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["outcome-set", "rocking_block", "--samples", "64", "--plot", "{blocked}/x.png"],
+        ["outcome-set", "rocking_block", "--samples", "64", "--out", "{blocked}/x.npz"],
+        ["run", SCENARIO, "--rollouts", "1", "--workers", "1", "--plot", "{blocked}/x.png"],
+        ["run", SCENARIO, "--rollouts", "1", "--workers", "1", "--out", "{blocked}/results"],
+        ["render", SCENARIO, "--out", "{blocked}/drop.gif"],
+    ],
+)
+def test_cli_outputs_that_cannot_be_written_are_refused_before_any_work(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output under a path whose folder is a file cannot be written: every command must say so
+    at once (exit 2, one line naming the option, the path and the file in the way), before it
+    samples, rolls out or renders anything (nothing on stdout, no file made)."""
+    blocked = tmp_path / "afile"
+    blocked.write_text("in the way")
+    argv = [part.format(blocked=blocked) for part in command]
+    option = next(part for part in argv if part in ("--plot", "--out") and argv[argv.index(part) + 1].startswith(str(blocked)))
+    path = argv[argv.index(option) + 1]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"bullet-setimpact: error: {option} {path!r}: {str(blocked)!r} is a file, not a folder\n"
+    assert captured.out == ""
+    assert sorted(tmp_path.iterdir()) == [blocked]
+
+
+def test_cli_output_folder_that_refuses_files_and_a_folder_given_as_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder the probe file cannot be opened in (here ``tempfile.TemporaryFile`` raising EACCES:
+    the tests may run as root, whom permissions do not stop) is refused naming the folder and the
+    reason; an ``--out`` naming an existing folder where a file is expected is refused too."""
+    error = _cli_error(["outcome-set", "rocking_block", "--samples", "64", "--out", str(tmp_path)], capsys)
+    assert error == f"bullet-setimpact: error: --out {str(tmp_path)!r} is a folder, expected a file name\n"
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("bullet_setimpact.cli.tempfile.TemporaryFile", refuse)
+    plot = tmp_path / "new" / "x.png"
+    error = _cli_error(["outcome-set", "rocking_block", "--samples", "64", "--plot", str(plot)], capsys)
+    assert error == f"bullet-setimpact: error: --plot {str(plot)!r}: cannot write in {str(tmp_path)!r} (Permission denied)\n"
+    assert not (tmp_path / "new").exists()
+
+
+def test_cli_names_the_folders_it_will_create_for_an_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Missing folders of an output are created when it is written, and said at the start on stderr."""
+    plot = tmp_path / "figures" / "today" / "x.png"
+    assert main(["outcome-set", "rocking_block", "--samples", "64", "--plot", str(plot)]) == 0
+    assert capsys.readouterr().err.startswith(f"bullet-setimpact: --plot will create the folder {plot.parent}\n")
+    assert plot.is_file()
