@@ -140,7 +140,7 @@ def test_a_corner_sliding_inside_the_tolerance_keeps_the_shortcut_until_it_lifts
     are ``2 HALF / sqrt(3)`` = 2.9 cm up, farther than the slide.  So after the first check (which
     places all corners) every check must take the shortcut, placing only the touching corner: the
     shortcut is bounded by the other corners' 2.9 cm, not by the touching corner's 0.05-0.15 mm
-    to the tolerance, which the slide crosses within two checks.  Each answer must be True and the
+    to the tolerance, which the slide crosses within three checks.  Each answer must be True and the
     evaluation's.  Lifted to ``2 tol``, the corner leaves the tolerance: the watch must say False
     (its own gap, checked each time, ends the shortcut)."""
     cube, finder, pair = _cube_on(client, ground, cube_first=False)
