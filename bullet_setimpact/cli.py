@@ -290,8 +290,9 @@ def run_command(args: argparse.Namespace) -> None:
 
 def render_command(args: argparse.Namespace) -> None:
     """Render one rollout of a scenario to a GIF or a PNG strip."""
-    from .render import render
+    from .render import checked_output, render
 
+    checked_output(args.out)
     _check_outputs(args)
     events = render(
         args.name,
@@ -351,7 +352,7 @@ def build_parser(rollouts: int = 64, workers: int | None = None, script: str | N
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="list the scenarios and the journal examples, or one scenario's parameters")
     listing.add_argument("name", nargs="?", help="a scenario name or .py path: print its description and parameters")
-    listing.set_defaults(handler=list_command)
+    listing.set_defaults(handler=list_command, parser=listing)
 
     run = commands.add_parser(
         "run",
@@ -384,7 +385,7 @@ def build_parser(rollouts: int = 64, workers: int | None = None, script: str | N
     run.add_argument("--no-resume", action="store_true", help="start over in --out instead of reusing its rollouts")
     run.add_argument("--retry-failed", action="store_true", help="on resume, run the recorded failed rollouts again")
     run.add_argument("--plot", help="draw the Monte Carlo summary figure to this file (.png, .pdf, .svg, ...)")
-    run.set_defaults(handler=run_command)
+    run.set_defaults(handler=run_command, parser=run)
 
     outcome = commands.add_parser("outcome-set", help="approximate a journal example's post-impact set (Algorithm 2)")
     outcome.add_argument("name", help=f"example name: {', '.join(planar.EXAMPLES)}")
@@ -399,7 +400,7 @@ def build_parser(rollouts: int = 64, workers: int | None = None, script: str | N
         default=0.0,
         help="Stronge's energetic coefficient e at every contact, in [0, 1] (default 0: inelastic, the journal's model)",
     )
-    outcome.set_defaults(handler=outcome_set_command)
+    outcome.set_defaults(handler=outcome_set_command, parser=outcome)
 
     show = commands.add_parser("render", help="render one rollout headless (TinyRenderer) to a .gif or .png strip", add_help=False)
     show.add_argument("-h", "--help", action=_ScenarioHelp)
@@ -412,7 +413,7 @@ def build_parser(rollouts: int = 64, workers: int | None = None, script: str | N
     )
     show.add_argument("--width", type=_positive_int, default=640, help="image width in pixels (default 640)")
     show.add_argument("--height", type=_positive_int, default=480, help="image height in pixels (default 480)")
-    show.set_defaults(handler=render_command)
+    show.set_defaults(handler=render_command, parser=show)
     return parser if script is None else run
 
 
@@ -458,7 +459,9 @@ def main(argv: Sequence[str] | None = None, rollouts: int = 64, workers: int | N
     """Entry point; returns the process exit code (``rollouts``, ``workers``, ``script``: see
     :func:`build_parser`; with ``script``, ``argv`` holds ``run``'s arguments alone)."""
     parser = build_parser(rollouts, workers, script)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # refused by the subcommand's parser, so that its usage is the one shown
+        args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         with _terminate_as_exception():
             args.handler(args)

@@ -50,6 +50,14 @@ class _Frame:
     points: np.ndarray
 
 
+def checked_output(out: str | Path) -> Path:
+    """``out`` as a path, refused (ValueError) unless it ends in ``.gif`` or ``.png``."""
+    out = Path(out)
+    if out.suffix.lower() not in (".gif", ".png"):
+        raise ValueError(f"out must end in .gif or .png, got {str(out)!r}")
+    return out
+
+
 def render(
     scenario: str | Path,
     out: str | Path,
@@ -69,9 +77,7 @@ def render(
     ValueError
         For an output that is neither ``.gif`` nor ``.png``, a bad size, or bad scenario parameters.
     """
-    out = Path(out)
-    if out.suffix.lower() not in (".gif", ".png"):
-        raise ValueError(f"out must end in .gif or .png, got {str(out)!r}")
+    out = checked_output(out)
     frames = positive_int("frames", frames)
     width, height = (positive_int("width", size[0]), positive_int("height", size[1]))
     client = p.connect(p.DIRECT)

@@ -531,3 +531,23 @@ def test_cli_names_the_folders_it_will_create_for_an_output(tmp_path: Path, caps
     assert main(["outcome-set", "rocking_block", "--samples", "64", "--plot", str(plot)]) == 0
     assert capsys.readouterr().err.startswith(f"bullet-setimpact: --plot will create the folder {plot.parent}\n")
     assert plot.is_file()
+
+
+@pytest.mark.parametrize("command", ["run", "outcome-set", "render"])
+def test_cli_unknown_option_shows_the_usage_of_its_subcommand(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """An option no subcommand knows is refused with that subcommand's usage (argparse alone shows
+    the top-level one), naming the option."""
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "rocking_block", "--out", "x.gif", "--frobnicate"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert f"usage: bullet-setimpact {command} " in error
+    assert error.endswith(f"bullet-setimpact {command}: error: unrecognized arguments: --frobnicate\n")
+
+
+def test_cli_render_refuses_a_bad_suffix_before_checking_its_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``render --out <missing folder>/x.jpg`` is refused for its suffix alone: no word of a folder to create, none created."""
+    out = tmp_path / "missing" / "x.jpg"
+    error = _cli_error(["render", SCENARIO, "--out", str(out)], capsys)
+    assert error == f"bullet-setimpact: error: out must end in .gif or .png, got {str(out)!r}\n"
+    assert not out.parent.exists()
