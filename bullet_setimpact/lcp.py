@@ -333,16 +333,28 @@ def lemke(
         cap, or when the final residual exceeds ``tol``.
     """
     W, w = check_lcp(W, w)
+    return lemke_prechecked(W, w, None if covering is None else check_covering(covering, w.shape[0]), max_pivots, tol, dtype)
+
+
+def check_covering(covering: np.ndarray, n: int) -> np.ndarray:
+    """``covering`` as a float vector of shape ``(n,)``, positive and finite; ValueError otherwise."""
+    checked = np.asarray(covering, dtype=float)
+    if checked.shape != (n,) or not ((checked > 0.0) & (checked < np.inf)).all():
+        raise ValueError(f"covering must be a positive finite vector of shape ({n},), got {covering!r}")
+    return checked
+
+
+def lemke_prechecked(
+    W: np.ndarray, w: np.ndarray, covering: np.ndarray | None, max_pivots: int | None, tol: float, dtype: type = np.float64
+) -> LCPSolution:
+    """:func:`lemke` on inputs already checked by :func:`check_lcp` and :func:`check_covering` (or a
+    covering drawn by :func:`random_covering`): the entry of callers that check once and solve many
+    times (:func:`~bullet_setimpact.lcp_solve.solve_lcp`'s stages)."""
     n = w.shape[0]
     if (w >= 0.0).all():
         basis = np.zeros(n, dtype=bool)
         return LCPSolution(np.zeros(n), w.copy(), basis, np.eye(n), 0, 0.0)
-    if covering is None:
-        coverings = default_coverings(n)
-    else:
-        coverings = [np.asarray(covering, dtype=float)]
-        if coverings[0].shape != (n,) or (coverings[0] <= 0.0).any():
-            raise ValueError(f"covering must be a positive vector of shape ({n},)")
+    coverings = default_coverings(n) if covering is None else [covering]
     max_pivots = 10 * n + 100 if max_pivots is None else max_pivots
     with one_blas_thread() if n > SPARSE_PIVOT_SIZE else contextlib.nullcontext():  # see _tableau_column
         return _lemke_paths(W, w, coverings, max_pivots, tol, dtype)
@@ -357,9 +369,8 @@ def _lemke_paths(W: np.ndarray, w: np.ndarray, coverings: list[np.ndarray], max_
         covering_t: np.ndarray = d.astype(dtype)
         for primal_tol in RATIO_TEST_SLACKS:
             # Tableau rows [x | B^-1]; variables 0..n-1 are y, n..2n-1 are z, 2n is z0.
-            tableau = np.zeros((n, n + 1), dtype=dtype, order="F" if n > SPARSE_PIVOT_SIZE else "C")  # column-major: see _pivot
+            tableau: np.ndarray = np.eye(n, n + 1, 1, dtype=dtype, order="F" if n > SPARSE_PIVOT_SIZE else "C")  # column-major: see _pivot
             tableau[:, 0] = w
-            tableau[:, 1:].flat[:: n + 1] = 1.0
             basic = np.arange(n)
             try:
                 # First pivot: z0 enters (column -d); the row with the most negative w_i / d_i leaves.

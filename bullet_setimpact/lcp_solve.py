@@ -27,12 +27,13 @@ from .lcp import (
     RESIDUAL_TOL,
     LCPSolution,
     basis_matrix,
+    check_covering,
     check_lcp,
     default_coverings,
     equilibration,
     lcp_residual,
-    lemke,
     lemke_equilibrated,
+    lemke_prechecked,
     random_covering,
     safe_inverse,
 )
@@ -164,6 +165,8 @@ def solve_lcp(
         raise ValueError("give solve_lcp either a covering vector or an rng, not both")
     if not complete and covering is None and rng is None:
         raise ValueError("solve_lcp(complete=False) needs a requested start: a covering vector or an rng")
+    if covering is not None:
+        covering = check_covering(covering, n)
     large = n > PIVOT_CAP_SIZE
     max_pivots = LARGE_PIVOT_FACTOR * n if large else None
     reasons: list[str] = []
@@ -171,14 +174,14 @@ def solve_lcp(
         for _ in range(1 if covering is not None or large else LEMKE_ATTEMPTS):
             d = covering if covering is not None else random_covering(rng, n)  # type: ignore[arg-type]
             try:
-                return lemke(W, w, covering=d, max_pivots=max_pivots, tol=tol)
+                return lemke_prechecked(W, w, d, max_pivots, tol)
             except LemkeError as exc:
                 reasons.append(str(exc))
         if not complete:
             raise LemkeError("Lemke failed from the requested start: " + "; ".join(dict.fromkeys(reasons)))
 
     def plain(dtype: type, cap: int | None = max_pivots) -> Callable[[np.ndarray | None], LCPSolution]:
-        return lambda start: lemke(W, w, covering=start, max_pivots=cap, tol=tol, dtype=dtype)
+        return lambda start: lemke_prechecked(W, w, start, cap, tol, dtype)
 
     scaling = functools.cache(lambda: equilibration(W))  # once for all the stages' coverings
 

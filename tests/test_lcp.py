@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -316,6 +317,16 @@ def test_lemke_rejects_bad_input() -> None:
         lemke(np.eye(2), np.array([-1.0, 1.0]), covering=np.array([1.0, -1.0]))
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, 0.0, -1.0])
+@pytest.mark.parametrize("solve", [lemke, solve_lcp], ids=["lemke", "solve_lcp"])
+def test_a_covering_entry_that_is_not_positive_and_finite_is_refused(solve: Callable, bad: float) -> None:
+    """A NaN covering entry passed ``covering <= 0`` unnoticed and an infinite one makes every ratio
+    NaN: each is refused before any pivot, by the one check :func:`lemke` and :func:`solve_lcp` share."""
+    expected = r"covering must be a positive finite vector of shape \(2,\), got array\(\[ *1\., +(nan|inf|0\.|-1\.)\]\)"
+    with pytest.raises(ValueError, match=expected):
+        solve(np.eye(2), np.array([-1.0, 1.0]), covering=np.array([1.0, bad]))
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_a_solution_with_a_non_finite_entry_fails_the_residual_check(bad: float) -> None:
     """``z = [1, bad]`` for ``LCP(I, [-1, 0])``, whose solution is ``z = [1, 0]``: any NaN or
@@ -471,7 +482,7 @@ def test_complete_stage_solves_step_lcps_to_full_precision(seed: int, duplicate:
     also with two identical contacts (redundant rows: a singular ``W_SS``)."""
     problem, caps, v = _step_lcp(seed, duplicate=duplicate)
     W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
-    monkeypatch.setattr(lcp_module, "lemke", _always_fails)
+    monkeypatch.setattr(lcp_module, "lemke_prechecked", _always_fails)
     monkeypatch.setattr(lcp_module, "lemke_equilibrated", _always_fails)
     solution = solve_lcp(W, w, rng=np.random.default_rng(seed), bounds=step_lcp_bounds(problem, caps, v))
     assert solution.method == "milp" and solution.fallback
@@ -524,7 +535,7 @@ def test_solve_lcp_tries_the_equilibrated_lcp_before_the_complete_stage(seed: in
     residual check recomputed here on the original step LCP."""
     problem, caps, v = _step_lcp(seed)
     W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
-    monkeypatch.setattr(lcp_module, "lemke", _always_fails)
+    monkeypatch.setattr(lcp_module, "lemke_prechecked", _always_fails)
     solution = solve_lcp(W, w, rng=np.random.default_rng(seed), bounds=step_lcp_bounds(problem, caps, v))
     assert solution.method == "lemke equilibrated" and solution.fallback
     assert lcp_residual(W, w, solution.z) <= RESIDUAL_TOL
@@ -542,7 +553,9 @@ def test_solve_lcp_runs_its_stages_in_the_documented_order(randomized: bool, mon
     W, w = problem.step_matrix, problem.step_rhs_map @ np.concatenate([caps, v])
     calls: list[str] = []
 
-    def failing_lemke(*args: object, covering: np.ndarray | None = None, dtype: type = np.float64, **kwargs: object) -> None:
+    def failing_lemke(
+        W: np.ndarray, w: np.ndarray, covering: np.ndarray | None, max_pivots: int | None, tol: float, dtype: type = np.float64
+    ) -> None:
         calls.append(("random covering" if covering is not None else "default coverings") + ("" if dtype is np.float64 else " longdouble"))
         raise LemkeError("injected Lemke failure")
 
@@ -550,7 +563,7 @@ def test_solve_lcp_runs_its_stages_in_the_documented_order(randomized: bool, mon
         calls.append("equilibrated")
         raise LemkeError("injected Lemke failure")
 
-    monkeypatch.setattr(lcp_module, "lemke", failing_lemke)
+    monkeypatch.setattr(lcp_module, "lemke_prechecked", failing_lemke)
     monkeypatch.setattr(lcp_module, "lemke_equilibrated", failing_equilibrated)
     rng = np.random.default_rng(0) if randomized else None
     solution = solve_lcp(W, w, rng=rng, bounds=step_lcp_bounds(problem, caps, v))
@@ -596,14 +609,14 @@ def test_fallbacks_are_counted_and_give_valid_solutions(monkeypatch: pytest.Monk
     answer is a solution."""
     problem, caps, v = _step_lcp(4)
     u = np.tile(np.concatenate([caps, v]), (5, 1))
-    original = lcp_module.lemke
+    original = lcp_module.lemke_prechecked
 
-    def fails_on_random_coverings(W: np.ndarray, w: np.ndarray, covering: np.ndarray | None = None, **kwargs: object) -> object:
+    def fails_on_random_coverings(W: np.ndarray, w: np.ndarray, covering: np.ndarray | None, *args: object) -> object:
         if covering is not None:
             raise LemkeError("injected failure of a random covering")
-        return original(W, w, **kwargs)  # type: ignore[arg-type]
+        return original(W, w, covering, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(lcp_module, "lemke", fails_on_random_coverings)
+    monkeypatch.setattr(lcp_module, "lemke_prechecked", fails_on_random_coverings)
     for batched in (False, True):
         solver = step_solver(problem, batched=batched)
         z = solver.solve(u, np.random.default_rng(0), explore=2)
@@ -623,16 +636,16 @@ def test_a_failed_probe_runs_no_deterministic_stage(batched: bool, monkeypatch: 
     caps = 0.1 + 0.9 * caps
     u = np.tile(np.concatenate([caps, v]), (32, 1))  # LemkeSolver probes each sample with probability 1/2
     m = problem.contacts
-    original = lcp_module.lemke
+    original = lcp_module.lemke_prechecked
     deterministic_on_probes = []
 
-    def fails_on_probes(W: np.ndarray, w: np.ndarray, covering: np.ndarray | None = None, **kwargs: object) -> object:
+    def fails_on_probes(W: np.ndarray, w: np.ndarray, covering: np.ndarray | None, *args: object) -> object:
         probe = bool(np.any(w[:m] == 0.0))  # the cap rows of the step LCP (eq. 75a)
         if probe and covering is None:
             deterministic_on_probes.append(w)
         if probe:
             raise LemkeError("injected failure on a probe")
-        return original(W, w, covering=covering, **kwargs)  # type: ignore[arg-type]
+        return original(W, w, covering, *args)  # type: ignore[arg-type]
 
     equilibrated = lcp_module.lemke_equilibrated
 
@@ -641,7 +654,7 @@ def test_a_failed_probe_runs_no_deterministic_stage(batched: bool, monkeypatch: 
             deterministic_on_probes.append(w)
         return equilibrated(W, w, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(lcp_module, "lemke", fails_on_probes)
+    monkeypatch.setattr(lcp_module, "lemke_prechecked", fails_on_probes)
     monkeypatch.setattr(lcp_module, "lemke_equilibrated", recorded_equilibrated)
     solver = step_solver(problem, batched=batched)
     z = solver.solve(u, np.random.default_rng(1), explore=4)

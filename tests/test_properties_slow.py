@@ -375,7 +375,7 @@ def test_seed_9281_is_solved_by_every_stage(monkeypatch: pytest.MonkeyPatch) -> 
     def fails(*args: object, **kwargs: object) -> None:
         raise LemkeError("injected")
 
-    monkeypatch.setattr(lcp_module, "lemke", fails)
+    monkeypatch.setattr(lcp_module, "lemke_prechecked", fails)
     monkeypatch.setattr(lcp_module, "lemke_equilibrated", fails)
     solution = _solve("solve_lcp random covering", W, w, 9281, bounds)
     assert solution.method == "milp" and lcp_residual(W, w, solution.z) <= RESIDUAL_TOL
