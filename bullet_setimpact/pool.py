@@ -131,6 +131,8 @@ def execute(
         finally:
             if early:
                 _stop(pool)
-            else:
+            elif remaining:  # broken: the survivors are replaced by a new pool
                 pool.shutdown(wait=False, cancel_futures=True)
+            else:  # all done: join the pool's threads now, or Python 3.11's exit races their teardown
+                pool.shutdown(wait=True)
     raise RuntimeError(f"the rollout pool broke more than {MAX_POOL_RESTARTS} times; {len(remaining)} rollouts unfinished")
