@@ -292,7 +292,7 @@ def render_command(args: argparse.Namespace) -> None:
     """Render one rollout of a scenario to a GIF or a PNG strip."""
     from .render import checked_output, render
 
-    checked_output(args.out)
+    checked_output(args.out, "--out")
     _check_outputs(args)
     events = render(
         args.name,

@@ -50,11 +50,12 @@ class _Frame:
     points: np.ndarray
 
 
-def checked_output(out: str | Path) -> Path:
-    """``out`` as a path, refused (ValueError) unless it ends in ``.gif`` or ``.png``."""
+def checked_output(out: str | Path, name: str = "out") -> Path:
+    """``out`` as a path, refused (ValueError, naming it ``name``: the CLI's ``--out``) unless it
+    ends in ``.gif`` or ``.png``."""
     out = Path(out)
     if out.suffix.lower() not in (".gif", ".png"):
-        raise ValueError(f"out must end in .gif or .png, got {str(out)!r}")
+        raise ValueError(f"{name} must end in .gif or .png, got {str(out)!r}")
     return out
 
 

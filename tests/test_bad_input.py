@@ -549,5 +549,5 @@ def test_cli_render_refuses_a_bad_suffix_before_checking_its_folder(tmp_path: Pa
     """``render --out <missing folder>/x.jpg`` is refused for its suffix alone: no word of a folder to create, none created."""
     out = tmp_path / "missing" / "x.jpg"
     error = _cli_error(["render", SCENARIO, "--out", str(out)], capsys)
-    assert error == f"bullet-setimpact: error: out must end in .gif or .png, got {str(out)!r}\n"
+    assert error == f"bullet-setimpact: error: --out must end in .gif or .png, got {str(out)!r}\n"
     assert not out.parent.exists()

@@ -291,7 +291,7 @@ def test_bad_arguments_are_named() -> None:
         (["run", SCENARIO, "--param", "height=tall"], "parameter 'height' must be a float"),
         (["run", SCENARIO, "--param", "height"], "--param expects key=value"),
         (["render", "no_such", "--out", "x.gif"], "unknown scenario 'no_such'"),
-        (["render", SCENARIO, "--out", "x.jpg"], "out must end in .gif or .png"),
+        (["render", SCENARIO, "--out", "x.jpg"], "--out must end in .gif or .png"),
         (["outcome-set", "no_such"], "unknown example 'no_such'"),
         (["run", SCENARIO, "--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "1"], "cannot reach the Dask scheduler"),
     ],
