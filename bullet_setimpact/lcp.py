@@ -337,10 +337,14 @@ def lemke(
 
 
 def check_covering(covering: np.ndarray, n: int) -> np.ndarray:
-    """``covering`` as a float vector of shape ``(n,)``, positive and finite; ValueError otherwise."""
+    """``covering`` as a float vector of shape ``(n,)``, positive and finite; ValueError otherwise
+    (naming the shape, or the first bad entry)."""
     checked = np.asarray(covering, dtype=float)
-    if checked.shape != (n,) or not ((checked > 0.0) & (checked < np.inf)).all():
-        raise ValueError(f"covering must be a positive finite vector of shape ({n},), got {covering!r}")
+    if checked.shape != (n,):
+        raise ValueError(f"covering must have shape ({n},) to match w, got {checked.shape}")
+    bad = np.flatnonzero(~((checked > 0.0) & (checked < np.inf)))
+    if bad.size:
+        raise ValueError(f"covering must be positive and finite, got covering[{bad[0]}] = {float(checked[bad[0]])!r}")
     return checked
 
 

@@ -131,7 +131,7 @@ def execute(
         finally:
             if early:
                 _stop(pool)
-            elif remaining:  # broken: the survivors are replaced by a new pool
+            elif remaining:  # broken: a new pool runs the unfinished rollouts
                 pool.shutdown(wait=False, cancel_futures=True)
             else:  # all done: join the pool's threads now, or Python 3.11's exit races their teardown
                 pool.shutdown(wait=True)
