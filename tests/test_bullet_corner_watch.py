@@ -11,6 +11,7 @@ import pybullet as p
 import pybullet_data
 import pytest
 
+from bullet_setimpact.bullet.box_geometry import box_distance
 from bullet_setimpact.bullet.contacts import ContactFinder, pair_key
 from bullet_setimpact.bullet.corner_watch import MAX_CORNERS, CornerWatch
 from bullet_setimpact.bullet.drop_worlds import GROUNDS, load_ground
@@ -185,3 +186,42 @@ def test_the_static_corners_account_ends_the_watch(client: int) -> None:
     assert watch is not None
     assert watch.holds(0.4, p.getContactPoints(physicsClientId=client)) is True
     assert watch.holds(100.0, p.getContactPoints(physicsClientId=client)) is False
+
+
+def test_the_watch_places_a_corner_and_finds_its_normal_as_the_evaluation_does(client: int) -> None:
+    """A watch places its touching corners and finds their normals on Python floats, unrolled,
+    every step; the evaluation uses ``box_distance`` on arrays.  Against a box turned by random
+    rotations (the watch's ``_axes``: the box ground's, replaced), for 2,000 points near and
+    inside its faces, edges and corners: the gap is ``box_distance``'s, and wherever the watch
+    finds a normal it is ``box_distance``'s (to 1e-12).  Where the deepest axis is clear by 1e-6 m
+    (no tie the margin could flip), the point is off the faces' planes and inside by 1e-6 m,
+    the watch must find one: a watch that always said "cannot tell" would pass the first check."""
+    ground_body = load_ground(client, "box")
+    cube = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
+    finder = ContactFinder(client, [cube], TOLERANCE)
+    pair = pair_key(((ground_body, -1), (cube, -1)))
+    _place(client, cube, np.array(p.getQuaternionFromEuler([0.6, 0.7, 0.0])), -TOLERANCE / 2.0, 0.0)
+    watch = CornerWatch.start(finder, pair, finder.corner_pair_features(pair), {cube}, 0.0)
+    assert watch is not None
+    rng = np.random.default_rng(7)
+    half = np.array([0.3, 0.05, 0.12])
+    watch._half = half.tolist()
+    answered = required = 0
+    for _ in range(2000):
+        frame = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+        watch._axes, watch._centre = frame.T.tolist(), rng.uniform(-1.0, 1.0, 3).tolist()
+        local = half * rng.choice([-1.0, 1.0], 3) * rng.choice([rng.uniform(0.0, 1.2), 1.0 - rng.uniform(0.0, 1e-3)], 3)
+        world = frame @ local + np.array(watch._centre)
+        expected_gap, expected_normal = (row[0] for row in box_distance(local[None, :], half, frame))
+        _, placed_local, gap = watch._place(world.tolist(), np.eye(3).tolist(), [0.0, 0.0, 0.0])
+        np.testing.assert_allclose(placed_local, local, atol=1e-12)
+        assert gap == pytest.approx(float(expected_gap), abs=1e-12)
+        normal = watch._normal(placed_local, gap)
+        excess = np.sort(np.abs(local) - half)
+        if gap < -1e-6 and excess[2] - excess[1] > 1e-6 and np.abs(local).min() > 1e-6:
+            required += 1
+            assert normal is not None
+        if normal is not None:
+            answered += 1
+            np.testing.assert_allclose(normal, expected_normal, atol=1e-12)
+    assert required > 200 and answered >= required

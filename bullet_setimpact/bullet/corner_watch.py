@@ -153,9 +153,12 @@ class CornerWatch:
         if reference is None or not corner_motion(reference[0], reference[1], position, orientation, self._reach) < reference[2] - MARGIN:
             return None
         rotation = rotation_rows(orientation)
-        placed = {row: self._place(self._corners[row], rotation, position) for row in self._rows}
-        if not all(gap < self._tolerance - MARGIN for _, _, gap in placed.values()):
-            return None
+        below = self._tolerance - MARGIN
+        placed = {}
+        for row in self._rows:
+            placed[row] = corner = self._place(self._corners[row], rotation, position)
+            if not corner[2] < below:
+                return None
         self.shortcuts += 1
         return placed
 
@@ -178,7 +181,8 @@ class CornerWatch:
         wx, wy, wz = r00 * x + r01 * y + r02 * z + px, r10 * x + r11 * y + r12 * z + py, r20 * x + r21 * y + r22 * z + pz
         cx, cy, cz = self._centre
         dx, dy, dz = wx - cx, wy - cy, wz - cz
-        local = [a * dx + b * dy + c * dz for a, b, c in self._axes]
+        (a0, b0, c0), (a1, b1, c1), (a2, b2, c2) = self._axes
+        local = [a0 * dx + b0 * dy + c0 * dz, a1 * dx + b1 * dy + c1 * dz, a2 * dx + b2 * dy + c2 * dz]
         if self._half is None:
             nx, ny, nz = self._plane_normal
             return [wx, wy, wz], local, local[0] * nx + local[1] * ny + local[2] * nz
@@ -192,19 +196,26 @@ class CornerWatch:
         (the shape's frame), as the evaluation finds it, or None when it may find none."""
         if self._half is None:
             return self._world_plane_normal
-        excess = [abs(x) - h for x, h in zip(local, self._half, strict=True)]
-        if gap > MARGIN:  # outside: along the excesses that are positive (all by more than the margin)
-            if any(abs(e) <= MARGIN for e in excess):
+        lx, ly, lz = local
+        hx, hy, hz = self._half
+        ex, ey, ez = abs(lx) - hx, abs(ly) - hy, abs(lz) - hz
+        if gap < -MARGIN:  # inside: along the one deepest axis (no tie within the margin); unrolled, run every step
+            if ex >= ey:
+                deepest, second = (0, max(ey, ez)) if ex >= ez else (2, ex)
+            else:
+                deepest, second = (1, max(ex, ez)) if ey >= ez else (2, ey)
+            coordinate = local[deepest]
+            if (ex, ey, ez)[deepest] - second <= MARGIN or abs(coordinate) <= MARGIN:
                 return None
-            direction = [math.copysign(max(e, 0.0), x) for e, x in zip(excess, local, strict=True)]
-        elif gap < -MARGIN:  # inside: along the one deepest axis (no tie within the margin)
-            order = sorted(range(3), key=excess.__getitem__)
-            deepest = order[2]
-            if excess[deepest] - excess[order[1]] <= MARGIN or abs(local[deepest]) <= MARGIN:
-                return None
-            return [math.copysign(1.0, local[deepest]) * x for x in self._axes[deepest]]
-        else:
+            sign = math.copysign(1.0, coordinate)
+            ax, ay, az = self._axes[deepest]
+            return [sign * ax, sign * ay, sign * az]
+        if not gap > MARGIN:
             return None
+        excess = [ex, ey, ez]  # outside: along the excesses that are positive (all by more than the margin)
+        if any(abs(e) <= MARGIN for e in excess):
+            return None
+        direction = [math.copysign(max(e, 0.0), x) for e, x in zip(excess, local, strict=True)]
         length = math.sqrt(sum(x * x for x in direction))
         return [sum(axis[i] * weight for axis, weight in zip(self._axes, direction, strict=True)) / length for i in range(3)]
 
@@ -215,7 +226,7 @@ class CornerWatch:
         points are taken from ``manifold`` with their position on link A (PyBullet's pair query
         returns the same point with A and B exchanged when Bullet stores the pair the other way)."""
         merge = self._merge
-        if any(math.dist(a, b) <= merge + MARGIN for i, a in enumerate(positions) for b in positions[i + 1 :]):
+        if len(positions) > 1 and any(math.dist(a, b) <= merge + MARGIN for i, a in enumerate(positions) for b in positions[i + 1 :]):
             return None  # corners that could merge with each other: the evaluation decides
         finder, key_ab, key_ba = self._finder, self._point_key, self._swapped_key
         for point in manifold:

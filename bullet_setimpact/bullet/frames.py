@@ -44,7 +44,7 @@ def rotation_matrix(quaternion: Sequence[float]) -> np.ndarray:
 def rotation_rows(quaternion: Sequence[float]) -> list[list[float]]:
     """The rows of :func:`rotation_matrix` as lists of Python floats (for per-step checks that
     place a few points without numpy)."""
-    x, y, z, w = (float(value) for value in quaternion)
+    x, y, z, w = map(float, quaternion)
     return [
         [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
         [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
