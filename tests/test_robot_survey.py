@@ -43,7 +43,7 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, DropWorld, bullet_output_discarded, load_drop_world
+from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, DropWorld, bullet_output_discarded, load_drop_world, lowest_point
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.errors import UnstableDampingWarning
 from bullet_setimpact.laws import get_law
@@ -89,16 +89,12 @@ class Throw:
     def apply(self, client: int, body: int) -> None:
         """Turn ``body`` (loaded by ``load_drop_world`` at ``height``), lift it back to that height, set its velocities."""
         position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
-        before = _lowest(client, body)
+        before = lowest_point(client, body)
         _, turned = p.multiplyTransforms([0, 0, 0], p.getQuaternionFromEuler(self.tilt), [0, 0, 0], orientation)
         p.resetBasePositionAndOrientation(body, position, turned, physicsClientId=client)
-        lifted = [position[0], position[1], position[2] + before - _lowest(client, body)]
+        lifted = [position[0], position[1], position[2] + before - lowest_point(client, body)]
         p.resetBasePositionAndOrientation(body, lifted, turned, physicsClientId=client)
         p.resetBaseVelocity(body, self.linear, self.angular, physicsClientId=client)
-
-
-def _lowest(client: int, body: int) -> float:
-    return min(p.getAABB(body, link, physicsClientId=client)[0][2] for link in range(-1, p.getNumJoints(body, physicsClientId=client)))
 
 
 @dataclass(frozen=True)

@@ -93,7 +93,7 @@ def load_drop_world(client: int, world: DropWorld, ground: str = "box", height: 
         table = p.loadURDF(os.path.join(pybullet_data.getDataPath(), "table/table.urdf"), useFixedBase=True, physicsClientId=client)
         top = p.getAABB(table, -1, physicsClientId=client)[1][2]
     body = p.loadURDF(path, [0, 0, 5.0], useFixedBase=world.on_table, physicsClientId=client)
-    lowest = min(p.getAABB(body, link, physicsClientId=client)[0][2] for link in range(-1, p.getNumJoints(body, physicsClientId=client)))
+    lowest = lowest_point(client, body)
     position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
     base = [position[0], position[1], position[2] - lowest + top + height]
     if world.on_table:  # a fixed base cannot be moved by reset: reload it where it belongs
@@ -109,6 +109,11 @@ def load_drop_world(client: int, world: DropWorld, ground: str = "box", height: 
             if p.getJointInfo(body, joint, physicsClientId=client)[2] == p.JOINT_REVOLUTE:
                 p.resetJointState(body, joint, world.tilt, physicsClientId=client)
     return [body]
+
+
+def lowest_point(client: int, body: int) -> float:
+    """The height [m] of a body's lowest point: the least bottom of its links' world boxes (``getAABB``)."""
+    return min(p.getAABB(body, link, physicsClientId=client)[0][2] for link in range(-1, p.getNumJoints(body, physicsClientId=client)))
 
 
 @contextlib.contextmanager
