@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pybullet as p
 
-from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Pair, pair_key
+from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Pair, PointKey, pair_key, point_keys
 from .corner_watch import CornerWatch
 from .state import Snapshot
 
@@ -125,8 +125,8 @@ class SpeedBound:
             terms = self._terms.get(state.body)
             if terms is not None:
                 linear, angular = state.velocity
-                rates = (math.hypot(*row[1]) for row in state.joint_states)
-                found[state.body] = terms.dot((math.hypot(*linear), math.hypot(*angular), *rates))
+                rates = [math.hypot(*row[1]) for row in state.joint_states]
+                found[state.body] = terms.dot([math.hypot(*linear), math.hypot(*angular), *rates])
         return found
 
 
@@ -189,6 +189,8 @@ class DistanceBudget:
         corner_contacts: dict[Pair, set[Feature]] | None = None,
     ) -> None:
         self.touching = touching
+        #: The same link pairs as PyBullet's contact points name them (:func:`~.events.pushed_by_bullet`).
+        self.touching_keys = frozenset(key for pair in touching for key in point_keys(pair))
         self._corner_contacts = {} if corner_contacts is None else corner_contacts
         #: The link pairs checked every step instead of by an account (:meth:`measured_hold`);
         #: their accounts in :attr:`touching` are infinite.
@@ -209,9 +211,7 @@ class DistanceBudget:
         #: step (its duration, the speed bounds at its start and end); and the :attr:`most` up
         #: to which the last check of the watched pairs keeps them all in contact.
         self._watched = {(a, b): sides for a, b in closest if not self._box_box(a, b) and (sides := (a[0] in speeds) + (b[0] in speeds))}
-        self._watched_keys: dict[tuple[int, int, int, int], Pair] = {}
-        for a, b in self._watched:
-            self._watched_keys[a[0], b[0], a[1], b[1]] = self._watched_keys[b[0], a[0], b[1], a[1]] = (a, b)
+        self._watched_keys = {key: pair for pair in self._watched for key in point_keys(pair)}
         rows = {body: value.tolist() for body, value in speeds.items()}
         self._last_step = (0.0, rows, rows)
         self._watched_until = 0.0
@@ -219,7 +219,7 @@ class DistanceBudget:
         self.nearby: dict[Pair, float] = {}
         #: The box pairs accounted by their sharp distance (:meth:`_out_of_contact`), keyed as
         #: PyBullet's contact points name them (either way round).
-        self._sharp: dict[tuple[int, int, int, int], Pair] = {}
+        self._sharp: dict[PointKey, Pair] = {}
         self.bodies: dict[tuple[int, int], float] = {}
         #: Spending bound of every moving link (the most any link was charged in a step, summed
         #: over the steps), its value when every account was last checked one by one, and the
@@ -509,7 +509,7 @@ class DistanceBudget:
         if gap <= self._tolerance + SEED_MARGIN and self._box_box(a, b):
             sharp = self._finder.box_gap(pair)
             if sharp is not None and sharp > self._tolerance + SHARP_MARGIN:
-                self._sharp[a[0], b[0], a[1], b[1]] = self._sharp[b[0], a[0], b[1], a[1]] = pair
+                self._sharp.update(dict.fromkeys(point_keys(pair), pair))
                 return sharp - self._tolerance - SHARP_MARGIN
         if (a[0] in self.spent) == (b[0] in self.spent):  # two moving links (a static pair has no account)
             return gap - (self._tolerance + SEED_MARGIN)

@@ -60,11 +60,19 @@ for _array in _NO_ROWS[:4]:
 
 Pair = tuple[tuple[int, int], tuple[int, int]]
 Feature = tuple
+#: How a PyBullet contact point names its link pair: ``point[1:5]``, ``(bodyA, bodyB, linkA, linkB)``.
+PointKey = tuple[int, int, int, int]
 
 
 def pair_key(pair: Pair) -> Pair:
     """A link pair ``((body, link), (body, link))`` in canonical (sorted) order."""
     return (pair[0], pair[1]) if pair[0] <= pair[1] else (pair[1], pair[0])
+
+
+def point_keys(pair: Pair) -> tuple[PointKey, PointKey]:
+    """The two :data:`PointKey` by which PyBullet's contact points may name a link pair, one per order."""
+    (body_a, link_a), (body_b, link_b) = pair
+    return (body_a, body_b, link_a, link_b), (body_b, body_a, link_b, link_a)
 
 
 def feature_pair(feature: Feature) -> Pair:

@@ -17,7 +17,7 @@ import numpy as np
 import pybullet as p
 from scipy.optimize import brentq
 
-from .contacts import Contact, ContactFinder, Feature, Pair, feature_pair, pair_key
+from .contacts import Contact, ContactFinder, Feature, PointKey, feature_pair, point_keys
 from .frames import cross, link_velocity
 
 #: ``link_velocity`` answers by ``(body, link)``, for several contacts at one instant.
@@ -61,7 +61,7 @@ def pushed_by_bullet(
     dynamic: Collection[int],
     tolerance: float,
     touching: Collection[Feature],
-    touching_pairs: Collection[Pair] | None = None,
+    touching_keys: Collection[PointKey] | None = None,
     points: Sequence[tuple] | None = None,
 ) -> list[Feature]:
     """Features Bullet pushed in the last step while they were out of contact, mapped to the
@@ -69,23 +69,16 @@ def pushed_by_bullet(
     impulse and a gap beyond the tolerance (Bullet's speculative contacts respond before
     penetration, e.g. a tilted box corner 1 mm above the floor), and any pushed point of a
     link pair that was not touching at all (Bullet stops a wheel or a mesh landing within
-    the step, so after it the point neither penetrates nor approaches).  ``touching_pairs``:
-    the link pairs of ``touching``, when the caller knows them; ``points``: PyBullet's
-    ``getContactPoints()`` after the step, when the caller has read it."""
+    the step, so after it the point neither penetrates nor approaches).  ``touching_keys``:
+    the link pairs of ``touching`` as PyBullet's points name them (:func:`~.contacts.point_keys`),
+    when the caller knows them; ``points``: PyBullet's ``getContactPoints()`` after the step,
+    when the caller has read it."""
     pushed: list[Feature] = []
-    if touching_pairs is None:
-        touching_pairs = {feature_pair(feature) for feature in touching}
-    touching_ids: dict[tuple, bool] = {}  # PyBullet's (bodyA, bodyB, linkA, linkB) -> in touching_pairs: one lookup per link pair
+    if touching_keys is None:
+        touching_keys = {key for feature in touching for key in point_keys(feature_pair(feature))}
     for point in p.getContactPoints(physicsClientId=client) if points is None else points:
-        if point[9] <= 0.0:
+        if point[9] <= 0.0 or (point[8] <= tolerance and point[1:5] in touching_keys):
             continue
-        if point[8] <= tolerance:
-            ids = point[1:5]
-            touches = touching_ids.get(ids)
-            if touches is None:
-                touches = touching_ids[ids] = pair_key(((point[1], point[3]), (point[2], point[4]))) in touching_pairs
-            if touches:
-                continue
         if point[1] not in dynamic and point[2] not in dynamic:
             continue
         feature = finder.nearest_feature((point[1], point[3]), (point[2], point[4]), np.array(point[5]), np.array(point[6]))

@@ -397,7 +397,7 @@ class ImpactSimulator:
         if budget.touching_holds() and self._statics_unmoved():
             manifold = p.getContactPoints(physicsClientId=self.client)  # Bullet's points after the step, read once
             if (
-                not self._pushed_by_bullet(touching, budget.touching, manifold)
+                not self._pushed_by_bullet(touching, budget.touching_keys, manifold)
                 and budget.watched_hold(manifold)
                 and budget.sharp_pairs_clear(manifold)
                 and (budget.others_hold() or budget.remeasure())
@@ -461,9 +461,9 @@ class ImpactSimulator:
             self._current_step = duration
 
     def _pushed_by_bullet(
-        self, touching: set, touching_pairs: Collection | None = None, points: Sequence[tuple] | None = None
+        self, touching: set, touching_keys: Collection | None = None, points: Sequence[tuple] | None = None
     ) -> list[tuple]:
-        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, touching_pairs, points)
+        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, touching_keys, points)
 
     def _cap(self, remaining: float) -> None:
         self.capped_steps += 1

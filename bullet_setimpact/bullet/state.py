@@ -49,14 +49,16 @@ class Snapshot:
         return cls(
             client,
             tuple(
-                _BodyState(
-                    body,
-                    joints,
-                    p.getBasePositionAndOrientation(body, physicsClientId=client),
-                    p.getBaseVelocity(body, physicsClientId=client),
-                    p.getJointStatesMultiDof(body, joints, physicsClientId=client) if joints else (),
-                )
-                for body, joints in bodies.items()
+                [  # a list comprehension: read before every step, it is cheaper than a generator
+                    _BodyState(
+                        body,
+                        joints,
+                        p.getBasePositionAndOrientation(body, physicsClientId=client),
+                        p.getBaseVelocity(body, physicsClientId=client),
+                        p.getJointStatesMultiDof(body, joints, physicsClientId=client) if joints else (),
+                    )
+                    for body, joints in bodies.items()
+                ]
             ),
         )
 
@@ -66,12 +68,14 @@ class Snapshot:
         changed it since.  A NaN never compares equal: a non-finite state is never current.
         Reads stop at the first difference."""
         client = self.client
-        return all(
-            p.getBasePositionAndOrientation(state.body, physicsClientId=client) == state.pose
-            and p.getBaseVelocity(state.body, physicsClientId=client) == state.velocity
-            and (not state.joints or p.getJointStatesMultiDof(state.body, state.joints, physicsClientId=client) == state.joint_states)
-            for state in self.bodies
-        )
+        for state in self.bodies:
+            if (
+                p.getBasePositionAndOrientation(state.body, physicsClientId=client) != state.pose
+                or p.getBaseVelocity(state.body, physicsClientId=client) != state.velocity
+                or (state.joints and p.getJointStatesMultiDof(state.body, state.joints, physicsClientId=client) != state.joint_states)
+            ):
+                return False
+        return True
 
     def restore(self) -> None:
         """Write the snapshot back (positions and velocities)."""
