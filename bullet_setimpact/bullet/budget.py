@@ -83,6 +83,9 @@ class SpeedBound:
         #: Per body: ``[1, D_b, C]``, the speed bound per link (base first) is this matrix times
         #: ``[|v_b|, |w_b|, |qdot_1|, ...]``.
         self._terms = {body: self._distances(client, body, joints) for body, joints in bodies.items()}
+        #: Per body without movable joints: ``D_b`` of each link, the bound on Python floats
+        #: (``|v_b| + |w_b| D_b``: one product a link, where NumPy's call costs microseconds).
+        self._base_reaches = {body: terms[:, 1].tolist() for body, terms in self._terms.items() if terms.shape[1] == 2}
 
     @staticmethod
     def _distances(client: int, body: int, joints: tuple[int, ...]) -> np.ndarray:
@@ -118,15 +121,20 @@ class SpeedBound:
             base[link + 1] = reach[0] + distance
         return np.column_stack([np.ones(count + 1), base, coefficients])
 
-    def speeds(self, snapshot: Snapshot) -> dict[int, np.ndarray]:
-        """Bound of the point speeds of each body's links (the base first) in ``snapshot``."""
+    def speeds(self, snapshot: Snapshot) -> dict[int, list[float]]:
+        """Bound of the point speeds of each body's links (the base first) in ``snapshot``, as
+        Python floats (the budget compares them one at a time)."""
         found = {}
         for state in snapshot.bodies:
             terms = self._terms.get(state.body)
-            if terms is not None:
-                linear, angular = state.velocity
-                rates = [math.hypot(*row[1]) for row in state.joint_states]
-                found[state.body] = terms.dot([math.hypot(*linear), math.hypot(*angular), *rates])
+            if terms is None:
+                continue
+            linear, angular = math.hypot(*state.velocity[0]), math.hypot(*state.velocity[1])
+            reaches = self._base_reaches.get(state.body)
+            if reaches is not None:
+                found[state.body] = [linear + reach * angular for reach in reaches]
+            else:
+                found[state.body] = terms.dot([linear, angular, *[math.hypot(*row[1]) for row in state.joint_states]]).tolist()
         return found
 
 
@@ -185,7 +193,7 @@ class DistanceBudget:
         touching: dict[Pair, float],
         closest: set[Pair],
         lookahead: float,
-        speeds: dict[int, np.ndarray],
+        speeds: dict[int, list[float]],
         corner_contacts: dict[Pair, set[Feature]] | None = None,
     ) -> None:
         self.touching = touching
@@ -198,10 +206,10 @@ class DistanceBudget:
         #: What each link has spent, up to the steps still ``_pending`` (charged to
         #: :attr:`most` only, and to each link when an account is checked one by one), and
         #: the speeds at the end of the last step charged to each link.
-        self.spent = {body: np.zeros_like(value) for body, value in speeds.items()}
-        self._pending: list[tuple[dict[int, np.ndarray], float]] = []
+        self.spent = {body: np.zeros(len(value)) for body, value in speeds.items()}
+        self._pending: list[tuple[dict[int, list[float]], float]] = []
         self._speeds = speeds
-        self._peaks = {body: float(value.max()) for body, value in speeds.items()}
+        self._peaks = {body: max(value) for body, value in speeds.items()}
         self._finder = finder
         self._tolerance = finder.tolerance
         self._closest = closest
@@ -212,8 +220,7 @@ class DistanceBudget:
         #: to which the last check of the watched pairs keeps them all in contact.
         self._watched = {(a, b): sides for a, b in closest if not self._box_box(a, b) and (sides := (a[0] in speeds) + (b[0] in speeds))}
         self._watched_keys = {key: pair for pair in self._watched for key in point_keys(pair)}
-        rows = {body: value.tolist() for body, value in speeds.items()}
-        self._last_step = (0.0, rows, rows)
+        self._last_step = (0.0, speeds, speeds)
         self._watched_until = 0.0
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
@@ -234,21 +241,19 @@ class DistanceBudget:
         self._spent_bodies: list[tuple[int, int]] = []
         self._spent_nearby: list[Pair] = []
 
-    def spend(self, speeds: dict[int, np.ndarray], duration: float) -> None:
+    def spend(self, speeds: dict[int, list[float]], duration: float) -> None:
         """Charge a step of ``duration`` ending at ``speeds``: each link the larger of its start
         and end speed bounds times ``SAFETY duration``, :attr:`most` the largest of any link.
 
         The links are charged when an account is checked one by one (:meth:`_charge_links`);
         the last step's charge of one link is :meth:`_step_charge`."""
         largest = 0.0
-        rows = {}
         for body, speed in speeds.items():
-            row = rows[body] = speed.tolist()  # a few links: Python's max is cheaper than numpy's reduction, the same value
-            peak = max(row)
+            peak = max(speed)
             largest = max(largest, peak, self._peaks[body])
             self._peaks[body] = peak
         self.most += SAFETY * duration * largest
-        self._last_step = (duration, self._last_step[2], rows)
+        self._last_step = (duration, self._last_step[2], speeds)
         self._pending.append((speeds, duration))
 
     def _charge_links(self) -> None:
@@ -541,7 +546,7 @@ def corner_slack(tolerance: float, touching: dict[Feature, float], corners: dict
 
 
 def budget(
-    finder: ContactFinder, contacts: list[Contact], nearby: dict[Pair, float], lookahead: float, speeds: dict[int, np.ndarray]
+    finder: ContactFinder, contacts: list[Contact], nearby: dict[Pair, float], lookahead: float, speeds: dict[int, list[float]]
 ) -> DistanceBudget | None:
     """The budget after a full evaluation whose ``contacts`` are all touching (see module
     docstring), or None when it has no slack; ``nearby`` holds the closest distance of the
