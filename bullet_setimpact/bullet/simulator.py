@@ -247,11 +247,14 @@ class ImpactSimulator:
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
         """Advance one Bullet time step (``fixedTimeStep``) and return its impact events."""
-        if not p.isConnected(physicsClientId=self.client):
-            check_client(self.client)  # raises, naming the client
-        if p.getNumBodies(physicsClientId=self.client) != self._bodies:
+        try:
+            bodies = p.getNumBodies(physicsClientId=self.client)
+        except p.error:  # disconnected: check_client raises, naming the client
+            check_client(self.client)
+            raise
+        if bodies != self._bodies:
             raise ValueError(
-                f"the world now has {p.getNumBodies(physicsClientId=self.client)} bodies, not the {self._bodies} this "
+                f"the world now has {bodies} bodies, not the {self._bodies} this "
                 "ImpactSimulator was built for; create a new ImpactSimulator after adding or removing bodies"
             )
         self._dt = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
