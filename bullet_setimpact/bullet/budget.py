@@ -134,7 +134,7 @@ class SpeedBound:
             if reaches is not None:
                 found[state.body] = [linear + reach * angular for reach in reaches]
             else:
-                found[state.body] = terms.dot([linear, angular, *[math.hypot(*row[1]) for row in state.joint_states]]).tolist()
+                found[state.body] = terms.dot([linear, angular, *state.joint_speeds]).tolist()
         return found
 
 

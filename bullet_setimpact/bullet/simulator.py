@@ -215,6 +215,7 @@ class ImpactSimulator:
         self.world = WorldModel(self.client)
         tracked = self.world.restrict(bodies) if bodies is not None else self.world
         self._dynamic = {body.body: body.joints for body in tracked.bodies}
+        self._single_dof = frozenset(body.body for body in tracked.bodies if not body.spherical)  # read faster (Snapshot.take)
         self._tracked = tracked
         self._check_damping()
         self.finder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance)
@@ -273,7 +274,7 @@ class ImpactSimulator:
                 if snapshot is not None and (self._touching is None or self._last is None or not snapshot.same_velocities(self._last)):
                     # first step, or the user changed velocities: contacts may be colliding now
                     events += self._resolve_and_track(self.time)
-                    snapshot = Snapshot.take(self.client, self._dynamic)
+                    snapshot = self._snapshot()
             while self._dt - done > 1e-9 * self._dt:
                 if len(events) >= self.max_events_per_step:
                     self._cap(self._dt - done)
@@ -282,11 +283,11 @@ class ImpactSimulator:
                 done += tau
                 events += new
                 if self._dt - done > 1e-9 * self._dt:  # an event inside the step: the rest starts here
-                    snapshot = Snapshot.take(self.client, self._dynamic)
+                    snapshot = self._snapshot()
         finally:
             self._set_time_step(self._dt)
         self.time += self._dt
-        self._last = (self._end or Snapshot.take(self.client, self._dynamic)) if self._near else None
+        self._last = (self._end or self._snapshot()) if self._near else None
         return events
 
     def _check_damping(self) -> None:
@@ -298,11 +299,15 @@ class ImpactSimulator:
         for instability in unstable_damping(self._tracked):
             warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=3)
 
+    def _snapshot(self) -> Snapshot:
+        """The tracked bodies' state now."""
+        return Snapshot.take(self.client, self._dynamic, self._single_dof)
+
     def _checked_snapshot(self) -> Snapshot | None:
         """A snapshot when something is within :data:`LOOKAHEAD` (else None, free flight), after
         checking that no position or velocity is NaN or inf (only the bases in free flight)."""
         if self._near:
-            snapshot = Snapshot.take(self.client, self._dynamic)
+            snapshot = self._snapshot()
             bad = snapshot.nonfinite()
         else:
             snapshot = None
@@ -394,7 +399,7 @@ class ImpactSimulator:
         else measured).  Drops the budget when not."""
         if self._budget is None or self._speed is None:
             return False
-        end = Snapshot.take(self.client, self._dynamic)
+        end = self._snapshot()
         budget = self._budget
         budget.spend(self._speed.speeds(end), duration)
         if budget.touching_holds() and self._statics_unmoved():
@@ -425,7 +430,7 @@ class ImpactSimulator:
         if self._budget_wait > 0:
             self._budget_wait -= 1
             return
-        end = Snapshot.take(self.client, self._dynamic)
+        end = self._snapshot()
         self._budget = budget(self.finder, contacts, nearby, LOOKAHEAD, self._speed.speeds(end))
         self._end = end
         self._budget_age = 0
