@@ -199,24 +199,25 @@ def sliding_cube(ground: str) -> tuple[float, float, float]:
 
 def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 200) -> list[float]:
     """Wall times [us] of the PyBullet calls a resting hooked step cannot do without, however
-    lean its Python: the client and body-count checks, the time step, the state read before
+    lean its Python: the client and body-count check, the time step, the state read before
     the step (did the user change anything?) and after it (how fast is everything moving?),
     Bullet's contact points (did it push a point out of contact?) and the static bodies'
-    poses (did the user move one?)."""
-    bodies = [(model.body, model.joints) for model in simulator.world.bodies]
+    poses (did the user move one?); the state read as the simulator makes it (``getJointStates``
+    for a body without spherical joints, the client passed by position)."""
+    reads = {False: p.getJointStates, True: p.getJointStatesMultiDof}  # by whether the body has a spherical joint
+    bodies = [(model.body, model.joints, reads[model.spherical]) for model in simulator.world.bodies]
     statics = sorted(simulator.world.static_bodies)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        p.isConnected(physicsClientId=client)
         p.getNumBodies(physicsClientId=client)
         p.getPhysicsEngineParameters(physicsClientId=client)
         for _read in range(2):
-            for body, joints in bodies:
-                p.getBasePositionAndOrientation(body, physicsClientId=client)
-                p.getBaseVelocity(body, physicsClientId=client)
+            for body, joints, joint_states in bodies:
+                p.getBasePositionAndOrientation(body, client)
+                p.getBaseVelocity(body, client)
                 if joints:
-                    p.getJointStatesMultiDof(body, joints, physicsClientId=client)
+                    joint_states(body, joints, client)
         p.getContactPoints(physicsClientId=client)
         for body in statics:
             p.getBasePositionAndOrientation(body, physicsClientId=client)
