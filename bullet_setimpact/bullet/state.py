@@ -33,15 +33,17 @@ class _BodyState(NamedTuple):
 
     @property
     def joint_positions(self) -> tuple[tuple[float, ...], ...]:
-        if self.single_dof:
-            return tuple((row[0],) for row in self.joint_states)
-        return tuple(row[0] for row in self.joint_states)
+        return self._joint_field(0)
 
     @property
     def joint_velocities(self) -> tuple[tuple[float, ...], ...]:
+        return self._joint_field(1)
+
+    def _joint_field(self, index: int) -> tuple[tuple[float, ...], ...]:
+        """Field ``index`` of every joint row, as ``getJointStatesMultiDof`` gives it (a tuple per joint)."""
         if self.single_dof:
-            return tuple((row[1],) for row in self.joint_states)
-        return tuple(row[1] for row in self.joint_states)
+            return tuple((row[index],) for row in self.joint_states)
+        return tuple(row[index] for row in self.joint_states)
 
     @property
     def joint_speeds(self) -> list[float]:
@@ -51,19 +53,20 @@ class _BodyState(NamedTuple):
         return [math.hypot(*row[1]) for row in self.joint_states]
 
 
-def _read(client: int, body: int, joints: tuple[int, ...], single_dof: bool) -> tuple[tuple, tuple, tuple]:
-    """A body's pose, velocity and joint states, as :class:`_BodyState` keeps them.  Made for
-    the simulator, which reads every body twice a step: a body of single-DoF joints is read with
-    ``getJointStates``, whose flat rows PyBullet builds faster than ``getJointStatesMultiDof``'s
-    (1.5 us of 11 for the a1's 12 joints), and the client is passed by position (PyBullet parses
-    a keyword 0.5 us slower)."""
+def _read(client: int, body: int, joints: tuple[int, ...], single_dof: bool) -> _BodyState:
+    """A body's pose, velocity and joint states.  Made for the simulator, which reads every body
+    twice a step: a body of single-DoF joints is read with ``getJointStates``, whose flat rows
+    PyBullet builds faster than ``getJointStatesMultiDof``'s (1.5 us of 11 for the a1's 12
+    joints), and the client is passed by position (PyBullet parses a keyword 0.5 us slower)."""
     if not joints:
         joint_states = ()
     elif single_dof:
         joint_states = p.getJointStates(body, joints, client)
     else:
         joint_states = p.getJointStatesMultiDof(body, joints, client)
-    return p.getBasePositionAndOrientation(body, client), p.getBaseVelocity(body, client), joint_states
+    return _BodyState(
+        body, joints, p.getBasePositionAndOrientation(body, client), p.getBaseVelocity(body, client), joint_states, single_dof
+    )
 
 
 @dataclass(frozen=True)
@@ -78,22 +81,14 @@ class Snapshot:
         """Read the state of ``bodies`` (body id -> indices of its non-fixed joints); ``single_dof``:
         the bodies known to have no spherical joint (read faster, see :func:`_read`)."""
         # a list comprehension: read before every step, it is cheaper than a generator
-        return cls(
-            client,
-            tuple(
-                [
-                    _BodyState(body, joints, *_read(client, body, joints, body in single_dof), body in single_dof)
-                    for body, joints in bodies.items()
-                ]
-            ),
-        )
+        return cls(client, tuple([_read(client, body, joints, body in single_dof) for body, joints in bodies.items()]))
 
     def is_current(self) -> bool:
         """Whether the world still holds exactly this state: PyBullet returns the same tuples
         (positions, velocities, and the joints' last reaction and motor torque), so nothing
         changed it since.  A NaN never compares equal: a non-finite state is never current."""
         client = self.client
-        return all(_read(client, state.body, state.joints, state.single_dof) == state[2:5] for state in self.bodies)
+        return all(_read(client, state.body, state.joints, state.single_dof) == state for state in self.bodies)
 
     def restore(self) -> None:
         """Write the snapshot back (positions and velocities)."""
