@@ -366,6 +366,41 @@ def test_batched_solver_returns_valid_solutions_on_every_sample(family: str) -> 
     assert solver.stats.bases == len(solver.bases) >= 1
 
 
+def test_batched_solver_ranks_its_bases_per_group() -> None:
+    """Each ``group`` ranks the shared cache by its own hits.
+
+    ``LCP(1, w)`` has one solution: ``z = 0`` (``y`` basic) for ``w >= 0``, ``z = -w`` (``z``
+    basic) for ``w < 0``.  Group 0 solves 100 positive ``w``, group 1 solves 50 negative ones:
+    each group's most-hit basis is its own, although the ``y`` basis has more hits in all (a
+    ranking shared by the groups would put it first in both)."""
+    solver = BatchedLCPSolver(np.array([[1.0]]))
+    rng = np.random.default_rng(0)
+    positive, negative = 0.1 + rng.random((100, 1)), -0.1 - rng.random((50, 1))
+    np.testing.assert_array_equal(solver.solve(positive, rng, group=0), 0.0)
+    np.testing.assert_array_equal(solver.solve(negative, rng, group=1), -negative)
+    assert [basis.tolist() for basis in solver.ranked_bases(0)] == [[False], [True]]
+    assert [basis.tolist() for basis in solver.ranked_bases(1)] == [[True], [False]]
+    assert [basis.tolist() for basis in solver.ranked_bases(2)] == [[False], [True]]  # unhit: in the order found
+
+
+def test_algorithm_1_ranks_each_step_as_its_own_group() -> None:
+    """``integrate`` hands step ``first_step + i`` to the solver as its ``group``, one call a step."""
+    example = planar.rocking_block()
+    solver = step_solver(example.problem)
+    groups: list[int] = []
+    solve = solver.solve
+
+    def recording(*args: object, group: int = 0, **kwargs: object) -> np.ndarray:
+        groups.append(group)
+        return solve(*args, group=group, **kwargs)  # type: ignore[arg-type]
+
+    solver.solve = recording  # type: ignore[method-assign]
+    rng = np.random.default_rng(2)
+    caps = example.step * rng.random((64, 6, example.problem.contacts))
+    run = integrate(example.problem, solver, np.tile(example.v_minus, (64, 1)), caps, rng, first_step=7)
+    assert groups == list(range(7, 7 + int(run.steps.max())))
+
+
 def test_lemke_solver_matches_lcp_conditions() -> None:
     """The per-sample randomized solver also returns valid solutions."""
     W, _ = _random_lcp(5, 4, "p", degenerate=False)

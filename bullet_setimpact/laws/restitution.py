@@ -138,7 +138,7 @@ def integrate_elastic(
         separating = (stored[active] == 0.0) & (vn0 > COLLISION_TOL)
         push = np.where(driven, cap, 0.0)
         u = np.hstack([np.where(driven | separating, 0.0, cap), v0 + push @ problem.Minv_JbarT[:, :m].T, push])
-        z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=vn0 >= -COLLISION_TOL)
+        z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=vn0 >= -COLLISION_TOL, group=index)
         increment = z[:, m : m + nbar]
         increment[:, :m] += push
         change = problem.normal_velocities(problem.impulse_velocity_change(increment))

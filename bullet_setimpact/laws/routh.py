@@ -71,12 +71,15 @@ def integrate(
     record_path: bool = False,
     cap_scale: float = 1.0,
     record_impulse: bool = True,
+    first_step: int = 0,
 ) -> Trajectories:
     """Algorithm 1 for a batch: step the LCP (eq. 75) while colliding, up to ``caps.shape[1]`` steps.
 
     ``cap_scale * caps`` (``caps`` of shape ``(S, N, m)``) are the normal-impulse caps of every
     step of every sample, scaled step by step for the samples still active only.  Without
     ``record_impulse`` the impulses are not accumulated (``impulse`` has no columns).
+    ``first_step`` is Algorithm 1's index of the first of these steps: step ``first_step + i``
+    is the solver's ``group`` (a batched solver ranks its cached bases per step).
     """
     m = problem.contacts
     velocity = velocity.copy()
@@ -106,7 +109,13 @@ def integrate(
         np.multiply(columns[:m], cap_scale, out=columns[:m])
         columns[m:] = moving.T
         increment = solver.solve(
-            columns.T, rng, EXPLORE_PER_STEP, switchable=normal >= -COLLISION_TOL, out=solutions[: active.size], entries=impulses
+            columns.T,
+            rng,
+            EXPLORE_PER_STEP,
+            switchable=normal >= -COLLISION_TOL,
+            out=solutions[: active.size],
+            entries=impulses,
+            group=first_step + index,
         )
         moving += problem.impulse_velocity_change(increment)
         if record_impulse:
@@ -291,7 +300,7 @@ class RouthImpact(ImpactLaw):
             final_caps = np.concatenate(
                 [step * rng.random((1, self.final_steps, m)), np.full((1, 1, m), final_step_cap(problem, step / 100.0))], axis=1
             )
-            final = integrate(problem, solver, run.velocity, final_caps, rng, record_path=True)
+            final = integrate(problem, solver, run.velocity, final_caps, rng, record_path=True, first_step=self.max_steps)
             final_steps = int(final.steps[0])
             path += [snapshot[0] for snapshot in final.path[1 : final_steps + 1]]
             impulse = impulse + final.impulse[0]
@@ -431,7 +440,9 @@ class RouthImpact(ImpactLaw):
             if colliding.any():
                 active = np.flatnonzero(colliding)
                 final_caps = np.full((active.size, 1, m), final_cap)
-                velocity[active] = integrate(problem, solver, velocity[active], final_caps, generator, record_impulse=False).velocity
+                velocity[active] = integrate(
+                    problem, solver, velocity[active], final_caps, generator, record_impulse=False, first_step=horizon
+                ).velocity
                 lcp_solves += active.size
             kept.append(velocity[~problem.colliding(velocity)])
         velocities = np.concatenate(kept)
