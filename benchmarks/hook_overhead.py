@@ -84,9 +84,9 @@ def _bullet_timed(record: list[float]) -> Iterator[None]:
     well under a microsecond per step)."""
     original = simulator_module.bullet_step_simulation
 
-    def timed(**kwargs: int) -> None:
+    def timed(*args: int, **kwargs: int) -> None:
         start = time.perf_counter()
-        original(**kwargs)
+        original(*args, **kwargs)
         record.append(time.perf_counter() - start)
 
     simulator_module.bullet_step_simulation = timed

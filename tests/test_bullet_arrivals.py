@@ -11,6 +11,7 @@ import pybullet as p
 import pytest
 
 from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world
+from bullet_setimpact.bullet.events import contact_points
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.laws import get_law
 
@@ -48,3 +49,19 @@ def test_a_drop_is_caught_as_an_event_with_the_free_fall_velocity(client: int, n
     np.testing.assert_allclose(v_minus[:3], [0.0, 0.0, -(speed + GRAVITY * landing)], atol=GRAVITY * DT / 2.0)
     if name != "r2d2":  # the robot may rock onto its other wheels afterwards
         assert len(simulator.events) == 1
+
+
+@pytest.mark.parametrize("ground", GROUNDS)
+def test_contact_points_by_position_are_getContactPoints_of_every_pair(client: int, ground: str) -> None:
+    """``contact_points(client)`` passes ``getContactPoints``' defaults ``-1, -1, -2, -2`` (any
+    body, any link) by position: the same points as ``getContactPoints(physicsClientId=client)``,
+    here the manifold points of a cube resting flat on each ground (some, not all four corners:
+    Bullet keeps two on the plane)."""
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    world = next(world for world in DROP_WORLDS if world.name == "cube")
+    load_drop_world(client, world, ground, 0.0)
+    for _ in range(24):
+        p.stepSimulation(physicsClientId=client)
+    points = contact_points(client)
+    assert points
+    assert points == p.getContactPoints(physicsClientId=client)

@@ -55,6 +55,13 @@ def arrivals(client: int, contacts: list[Contact], touching: Collection[Feature]
     return approaching, [c.feature for c in approaching if c.gap <= 0.0]
 
 
+def contact_points(client: int) -> tuple:
+    """PyBullet's ``getContactPoints()``: every manifold point of every pair.  ``-1, -1, -2, -2``
+    are its defaults (any body, any link), given by position so that the client can be too:
+    PyBullet parses a keyword argument about 1 us slower."""
+    return p.getContactPoints(-1, -1, -2, -2, client)
+
+
 def pushed_by_bullet(
     client: int,
     finder: ContactFinder,
@@ -76,7 +83,7 @@ def pushed_by_bullet(
     pushed: list[Feature] = []
     if touching_keys is None:
         touching_keys = {key for feature in touching for key in point_keys(feature_pair(feature))}
-    for point in p.getContactPoints(physicsClientId=client) if points is None else points:
+    for point in contact_points(client) if points is None else points:
         if point[9] <= 0.0 or (point[8] <= tolerance and point[1:5] in touching_keys):
             continue
         if point[1] not in dynamic and point[2] not in dynamic:

@@ -46,7 +46,7 @@ from .budget import DistanceBudget, SpeedBound, budget
 from .configuration import Configuration
 from .contacts import SEED_MARGIN, Contact, ContactFinder
 from .damping import unstable_damping
-from .events import arrivals, localize, pushed_by_bullet
+from .events import arrivals, contact_points, localize, pushed_by_bullet
 from .inventory import check_client
 from .model import WorldModel
 from .state import Snapshot
@@ -249,7 +249,7 @@ class ImpactSimulator:
     def step(self) -> list[ImpactEvent]:
         """Advance one Bullet time step (``fixedTimeStep``) and return its impact events."""
         try:
-            bodies = p.getNumBodies(physicsClientId=self.client)
+            bodies = p.getNumBodies(self.client)  # the client by position: PyBullet parses a keyword slower
         except p.error:  # disconnected: check_client raises, naming the client
             check_client(self.client)
             raise
@@ -258,7 +258,7 @@ class ImpactSimulator:
                 f"the world now has {bodies} bodies, not the {self._bodies} this "
                 "ImpactSimulator was built for; create a new ImpactSimulator after adding or removing bodies"
             )
-        self._dt = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
+        self._dt = float(p.getPhysicsEngineParameters(self.client)["fixedTimeStep"])
         if self._dt != self._damping_step:
             self._check_damping()
         self._current_step = self._dt
@@ -403,7 +403,7 @@ class ImpactSimulator:
         budget = self._budget
         budget.spend(self._speed.speeds(end), duration)
         if budget.touching_holds() and self._statics_unmoved():
-            manifold = p.getContactPoints(physicsClientId=self.client)  # Bullet's points after the step, read once
+            manifold = contact_points(self.client)  # Bullet's points after the step, read once
             if (
                 not self._pushed_by_bullet(touching, budget.touching_keys, manifold)
                 and budget.watched_hold(manifold)
@@ -441,7 +441,7 @@ class ImpactSimulator:
     def _statics_unmoved(self) -> bool:
         """Whether no static body was moved (``resetBasePositionAndOrientation``) since the budget."""
         client = self.client
-        return all(p.getBasePositionAndOrientation(body, physicsClientId=client) == pose for body, pose in self._static_poses.items())
+        return all([p.getBasePositionAndOrientation(body, client) == pose for body, pose in self._static_poses.items()])
 
     def _feature_gaps_at(self, snapshot: Snapshot, tau: float, features: list, far: float) -> float:
         """Smallest gap of ``features`` after simulating ``tau`` from ``snapshot``."""
@@ -456,7 +456,7 @@ class ImpactSimulator:
 
     def _bullet_step(self, duration: float) -> None:
         self._set_time_step(duration)
-        bullet_step_simulation(physicsClientId=self.client)
+        bullet_step_simulation(self.client)
 
     def _set_time_step(self, duration: float) -> None:
         """Bullet's time step, with the error reduction parameters scaled by ``duration / dt``
