@@ -58,20 +58,24 @@ def inertial_position(client: int, body: int, link: int) -> np.ndarray:
 
 
 def inertial_frame(client: int, body: int, link: int) -> tuple[Sequence[float], Sequence[float]]:
-    """PyBullet's world position and quaternion ``(x, y, z, w)`` of a link's inertial frame (``-1``: the base)."""
+    """PyBullet's world position and quaternion ``(x, y, z, w)`` of a link's inertial frame (``-1``: the base).
+
+    Read every step for watched links, so the arguments go by position (``getLinkState``'s
+    ``computeLinkVelocity=0, computeForwardKinematics=1``): PyBullet parses keywords about 1 us slower."""
     if link == -1:
-        return p.getBasePositionAndOrientation(body, physicsClientId=client)
-    return p.getLinkState(body, link, computeForwardKinematics=True, physicsClientId=client)[:2]
+        return p.getBasePositionAndOrientation(body, client)
+    return p.getLinkState(body, link, 0, 1, client)[:2]
 
 
 def link_velocity(client: int, body: int, link: int) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
     """Centre of mass, linear and angular velocity (world frame) of a link (``-1``: the base),
-    as PyBullet's tuples."""
+    as PyBullet's tuples (``getLinkState``'s ``computeLinkVelocity=1, computeForwardKinematics=1``
+    by position, as in :func:`inertial_frame`)."""
     if link == -1:
-        com = p.getBasePositionAndOrientation(body, physicsClientId=client)[0]
-        linear, angular = p.getBaseVelocity(body, physicsClientId=client)
+        com = p.getBasePositionAndOrientation(body, client)[0]
+        linear, angular = p.getBaseVelocity(body, client)
         return com, linear, angular
-    state = p.getLinkState(body, link, computeLinkVelocity=1, computeForwardKinematics=True, physicsClientId=client)
+    state = p.getLinkState(body, link, 1, 1, client)
     return state[0], state[6], state[7]
 
 
