@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, RouthImpact, SequentialImpact, planar
+from bullet_setimpact.laws.routh import CHUNK_BYTES, CHUNK_SIZE, FIRST_CHUNK, chunk_sizes
 
 from .conftest import outcome_set
 
@@ -230,6 +233,41 @@ def test_outcome_set_full_output_reports_counts(examples) -> None:
     assert result.terminated_in_algorithm1 <= result.terminated
     assert 1.0 <= result.lcps_per_sample <= ex.max_steps + 1
     assert 0 < result.lemke_calls <= result.lcp_solves
+
+
+@pytest.mark.parametrize("samples", [1, FIRST_CHUNK - 1, FIRST_CHUNK, FIRST_CHUNK + 1, 100_000, 2**20, 3 * CHUNK_SIZE + 7])
+def test_outcome_set_chunks_double_from_the_first_up_to_the_largest(samples: int) -> None:
+    """``chunk_sizes`` draws every sample once: the first chunk is ``FIRST_CHUNK`` (or all, if
+    fewer), each next one twice the last up to ``CHUNK_SIZE``, and only the last may fall short."""
+    sizes = chunk_sizes(samples)
+    assert sum(sizes) == samples
+    assert sizes[0] == min(FIRST_CHUNK, samples)
+    assert all(later == min(2 * earlier, CHUNK_SIZE) for earlier, later in itertools.pairwise(sizes[:-1]))
+    if len(sizes) > 1:
+        assert 0 < sizes[-1] <= min(2 * sizes[-2], CHUNK_SIZE)
+
+
+@pytest.mark.parametrize("caps_per_sample", [50, 2**14])
+def test_outcome_set_chunks_hold_at_most_chunk_bytes_of_caps(caps_per_sample: int) -> None:
+    """A chunk of ``caps_per_sample`` doubles a sample holds at most ``CHUNK_BYTES`` of caps:
+    the disk stack's ``m N = 5 x 10 = 50`` stays under it at ``CHUNK_SIZE`` samples, a problem of
+    ``2^14`` caps a sample (e.g. 128 contacts for 128 steps) gets chunks of ``2^27 / 2^17 = 1024``."""
+    sizes = chunk_sizes(2**20, caps_per_sample)
+    assert sum(sizes) == 2**20
+    assert max(sizes) == min(CHUNK_SIZE, CHUNK_BYTES // (8 * caps_per_sample))
+    assert max(sizes) * 8 * caps_per_sample <= CHUNK_BYTES
+
+
+def test_outcome_set_across_chunks_keeps_every_terminated_sample(examples) -> None:
+    """An outcome set of ``FIRST_CHUNK + 1000`` samples (two chunks, the second answered from the
+    cache the first filled): every sample is accounted for, each kept velocity no longer collides,
+    and the rocking block's LCPs per sample stay those of one chunk (journal Table 3: 2.67)."""
+    ex = examples["rocking_block"]
+    result = RouthImpact(ex.step, ex.max_steps).outcome_set(ex.problem, ex.v_minus, FIRST_CHUNK + 1000, rng=4, full_output=True)
+    assert result.samples == FIRST_CHUNK + 1000
+    assert result.terminated == len(result.velocities) == FIRST_CHUNK + 1000  # the rocking block always terminates
+    assert not ex.problem.colliding(result.velocities).any()
+    assert 2.0 <= result.lcps_per_sample <= 3.0
 
 
 def test_examples_are_built_from_the_stated_geometry(examples) -> None:
