@@ -441,7 +441,7 @@ class ImpactSimulator:
     def _statics_unmoved(self) -> bool:
         """Whether no static body was moved (``resetBasePositionAndOrientation``) since the budget."""
         client = self.client
-        return all([p.getBasePositionAndOrientation(body, client) == pose for body, pose in self._static_poses.items()])
+        return all(p.getBasePositionAndOrientation(body, client) == pose for body, pose in self._static_poses.items())
 
     def _feature_gaps_at(self, snapshot: Snapshot, tau: float, features: list, far: float) -> float:
         """Smallest gap of ``features`` after simulating ``tau`` from ``snapshot``."""

@@ -390,7 +390,8 @@ class BatchedLCPSolver:
     each group ranks the cache by its own hits.  The Routh law's groups are Algorithm 1's
     steps, whose samples hit different bases: on the disk stack (3,000 bases), ranking each
     step by its own hits sent 16,500 instead of 22,000 of a chunk's 32,768 second-step
-    samples past the most-hit 16, and took its outcome set from 21.6 to 18.0 us a sample.
+    samples past the most-hit 16, and took its outcome set from 21.6 to 18.0 us a sample
+    (in chunks of 32,768 samples).
 
     Parameters
     ----------
