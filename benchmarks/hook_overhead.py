@@ -55,6 +55,7 @@ import pybullet as p
 from bullet_setimpact import ImpactSimulator, ManifoldCompletionWarning, RouthImpact, UnstableDampingWarning, planar
 from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, DropWorld, bullet_output_discarded, load_drop_world
+from bullet_setimpact.bullet.events import contact_points
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.bullet.state import Snapshot
 
@@ -202,25 +203,26 @@ def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 200) 
     lean its Python: the client and body-count check, the time step, the state read before
     the step (did the user change anything?) and after it (how fast is everything moving?),
     Bullet's contact points (did it push a point out of contact?) and the static bodies'
-    poses (did the user move one?); the state read as the simulator makes it (``getJointStates``
-    for a body without spherical joints, the client passed by position)."""
+    poses (did the user move one?); each call as the simulator makes it (``getJointStates`` for
+    a body without spherical joints, the client passed by position, the contact points through
+    :func:`~bullet_setimpact.bullet.events.contact_points`)."""
     reads = {False: p.getJointStates, True: p.getJointStatesMultiDof}  # by whether the body has a spherical joint
     bodies = [(model.body, model.joints, reads[model.spherical]) for model in simulator.world.bodies]
     statics = sorted(simulator.world.static_bodies)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        p.getNumBodies(physicsClientId=client)
-        p.getPhysicsEngineParameters(physicsClientId=client)
+        p.getNumBodies(client)
+        p.getPhysicsEngineParameters(client)
         for _read in range(2):
             for body, joints, joint_states in bodies:
                 p.getBasePositionAndOrientation(body, client)
                 p.getBaseVelocity(body, client)
                 if joints:
                     joint_states(body, joints, client)
-        p.getContactPoints(physicsClientId=client)
+        contact_points(client)
         for body in statics:
-            p.getBasePositionAndOrientation(body, physicsClientId=client)
+            p.getBasePositionAndOrientation(body, client)
         times.append(1e6 * (time.perf_counter() - start))
     return times
 
