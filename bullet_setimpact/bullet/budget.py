@@ -257,11 +257,17 @@ class DistanceBudget:
         self._pending.append((speeds, duration))
 
     def _charge_links(self) -> None:
-        """Charge the pending steps to each link."""
-        for speeds, duration in self._pending:
-            for body, speed in speeds.items():
-                self.spent[body] += SAFETY * duration * np.maximum(self._speeds[body], speed)
-            self._speeds = speeds
+        """Charge the pending steps to each link: step ``k`` charges ``SAFETY dt_k max(s_{k-1},
+        s_k)``, added step by step (a cumulative sum, whose rounding is that of adding them one
+        at a time); one NumPy pass per body, since hundreds of steps pend between checks."""
+        if not self._pending:
+            return
+        durations = SAFETY * np.array([duration for _, duration in self._pending])[:, None]
+        for body in self.spent:
+            speeds = np.array([self._speeds[body]] + [speeds[body] for speeds, _ in self._pending])
+            charges = durations * np.maximum(speeds[:-1], speeds[1:])
+            self.spent[body] = np.cumsum(np.vstack([self.spent[body], charges]), axis=0)[-1]
+        self._speeds = self._pending[-1][0]
         self._pending.clear()
 
     def _within_headroom(self) -> bool:
