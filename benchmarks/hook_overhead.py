@@ -30,7 +30,8 @@ Bullet's step there costs another time; the ``settled`` steps start from one sta
 ratio of the whole drop's wall time, and the share of the drop's hooked steps (and of the steps
 after it) the distance budget let skip the contact evaluation.  ``floor``: the settled ratio
 a hooked step would have if it made only the PyBullet calls it cannot do without
-(:func:`required_calls`) and no Python work at all.  Then the wall time of single event
+(:func:`required_calls`) and no Python work at all, against Bullet's bare step of the same
+world at the same time.  Then the wall time of single event
 steps: the journal's rocking block arriving at its impact configuration with its pre-impact
 velocity (in the third step after its release, not the simulator's first), and the a1's
 four-foot landing.  Last, a cube sliding over each ground at 1 m/s (sliding contact, which
@@ -138,7 +139,7 @@ def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int,
                     times.setdefault(f"{name}:settled", []).append(1e6 * elapsed)
                 if name == "hooked" and index == steps - 1:
                     budget_steps = simulator.budget_steps
-    times["floor"] = required_calls(hooked, simulator)
+    times["floor"], times["floor:bare"] = required_calls(hooked, simulator)
     for client in (plain, hooked):
         p.disconnect(client)
     times["plain:total"], times["hooked:total"] = [totals["plain"]], [totals["hooked"]]
@@ -207,7 +208,7 @@ def sliding_cube(ground: str) -> tuple[float, float, float]:
     return _median(times["hooked"]), _median(times["plain"]), skipped
 
 
-def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 200) -> list[float]:
+def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 240) -> tuple[list[float], list[float]]:
     """Wall times [us] of steps that make only Bullet's step and the PyBullet calls a resting
     hooked step cannot do without, however lean its Python: the client and body-count check,
     the time step, the state read before the step (did the user change anything?) and after it
@@ -215,29 +216,36 @@ def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 200) 
     contact?) and the static bodies' poses (did the user move one?); each call as the simulator
     makes it (``getJointStates`` for a body without spherical joints, the client passed by
     position, the contact points through :func:`~bullet_setimpact.bullet.events.contact_points`).
-    Timed with Bullet's step between them, as the hooked loop makes them: they too evict some of
-    Bullet's data from the caches.  Steps ``client``'s world ``repeats`` times (at rest)."""
+    Timed with Bullet's step between them, as the hooked loop makes them (they too evict some
+    of Bullet's data from the caches), in alternate blocks with Bullet's bare steps of the same
+    world (``client``'s, at rest, stepped ``2 repeats`` times); returns both lists."""
     reads = {False: p.getJointStates, True: p.getJointStatesMultiDof}  # by whether the body has a spherical joint
     bodies = [(model.body, model.joints, reads[model.spherical]) for model in simulator.world.bodies]
     statics = sorted(simulator.world.static_bodies)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        p.getNumBodies(client)
-        p.getPhysicsEngineParameters(client)
-        for read in range(2):
-            if read:
-                p.stepSimulation(client)
-            for body, joints, joint_states in bodies:
+    floor: list[float] = []
+    bare: list[float] = []
+    for first in range(0, repeats, BLOCK):
+        for _ in range(min(BLOCK, repeats - first)):
+            start = time.perf_counter()
+            p.getNumBodies(client)
+            p.getPhysicsEngineParameters(client)
+            for read in range(2):
+                if read:
+                    p.stepSimulation(client)
+                for body, joints, joint_states in bodies:
+                    p.getBasePositionAndOrientation(body, client)
+                    p.getBaseVelocity(body, client)
+                    if joints:
+                        joint_states(body, joints, client)
+            contact_points(client)
+            for body in statics:
                 p.getBasePositionAndOrientation(body, client)
-                p.getBaseVelocity(body, client)
-                if joints:
-                    joint_states(body, joints, client)
-        contact_points(client)
-        for body in statics:
-            p.getBasePositionAndOrientation(body, client)
-        times.append(1e6 * (time.perf_counter() - start))
-    return times
+            floor.append(1e6 * (time.perf_counter() - start))
+        for _ in range(min(BLOCK, repeats - first)):
+            start = time.perf_counter()
+            p.stepSimulation(client)
+            bare.append(1e6 * (time.perf_counter() - start))
+    return floor, bare
 
 
 def _median(values: list[float]) -> float:
@@ -278,7 +286,7 @@ def main() -> None:
         bullet = _median(merged.get("hooked:rest:bullet", []))
         event = (_median(merged.get("hooked:event", [])), _median(plain_contact))
         at_rest = (_median(merged.get("hooked:settled", [])), _median(merged.get("plain:settled", [])))
-        floor = _median(merged["floor"]) / at_rest[1]
+        floor = _median(merged["floor"]) / _median(merged["floor:bare"])
         whole = statistics.median(run["hooked:total"][0] / run["plain:total"][0] for run in runs)
         print(
             f"{name:<13} {free[0]:6.0f}/{free[1]:4.0f} {free[0] / free[1]:5.2f}x "
