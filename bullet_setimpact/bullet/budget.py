@@ -264,8 +264,8 @@ class DistanceBudget:
             return
         durations = SAFETY * np.array([duration for _, duration in self._pending])[:, None]
         for body in self.spent:
-            speeds = np.array([self._speeds[body]] + [speeds[body] for speeds, _ in self._pending])
-            charges = durations * np.maximum(speeds[:-1], speeds[1:])
+            bounds = np.array([self._speeds[body]] + [speeds[body] for speeds, _ in self._pending])  # s_0, s_1, ...
+            charges = durations * np.maximum(bounds[:-1], bounds[1:])
             self.spent[body] = np.cumsum(np.vstack([self.spent[body], charges]), axis=0)[-1]
         self._speeds = self._pending[-1][0]
         self._pending.clear()
