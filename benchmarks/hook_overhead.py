@@ -6,8 +6,7 @@ steps (a drop of ``--seconds`` at 240 Hz) in alternate blocks of :data:`BLOCK` s
 see the same machine load and each loop runs as it would alone.  (Alternating single steps
 flattered the ratios: the hook's Python work between two plain steps evicted Bullet's data
 from the caches, and made plain Bullet's step 1.1x slower for the a1, 1.45x for the cube at rest
-and 2.6x for the sliding cube.)
-Each step is timed.  A step is classified by what happened in it:
+and 2.6x for the sliding cube.)  Each step is timed, and classified by what happened in it:
 
 - ``free``: no contact point after the step;
 - ``rest``: contact points, no impact event (resting or sliding contact);
@@ -23,22 +22,22 @@ Halfway through the untimed seconds the hooked world's state is copied into the 
 after an impact the two rest in different poses, on which Bullet's own step costs
 different times (the laikago's differ by 1.3x), and the settled ratio is to measure the hook.
 
-Printed per world: the medians [us] of each class, hooked / plain ratios, Bullet's own
-time inside the hooked ``rest`` steps (median [us], and over plain's: after an impact the
-hooked world rests in another pose than the plain one, often on more contact points, and
-Bullet's step there costs another time; the ``settled`` steps start from one state), the
-ratio of the whole drop's wall time, and the share of the drop's hooked steps (and of the steps
-after it) the distance budget let skip the contact evaluation.  ``floor``: the settled ratio
-a hooked step would have if it made only the PyBullet calls it cannot do without
-(:func:`required_calls`) and no Python work at all, against Bullet's bare step of the same
-world at the same time.  Then the wall time of single event
-steps: the journal's rocking block arriving at its impact configuration with its pre-impact
-velocity (in the third step after its release, not the simulator's first), and the a1's
-four-foot landing.  Last, a cube sliding over each ground at 1 m/s (sliding contact, which
-the distance budget cannot yet skip: the README's "what the hook costs").  Targets (issue
-11): resting <= 1.5x for the quadrupeds, humanoid and arms, <= 3x for single cheap bodies;
-a whole 2 s drop <= 2x for the quadrupeds and humanoid; rocking-block event <= 2 ms, a1
-landing event <= 5 ms (medians).
+Printed per world: the medians [us] of each class, hooked / plain ratios, Bullet's own time
+inside the hooked ``rest`` steps (median [us], and over plain's: the hook's work between two
+steps evicts some of Bullet's data from the caches, and after an impact the hooked world rests
+in another pose than the plain one, often on more contact points, and Bullet's step there costs
+another time; the ``settled`` steps start from one state), the ratio of the whole drop's wall
+time, and the share of the drop's hooked steps (and of the steps after it) the distance budget
+let skip the contact evaluation.  ``floor``: the settled ratio a hooked step would have if it
+made only the PyBullet calls it cannot do without (:func:`required_calls`) and no Python work
+at all, against Bullet's bare step of the same world at the same time.  Then the wall time of
+single event steps: the journal's rocking block arriving at its impact configuration with its
+pre-impact velocity (in the third step after its release, not the simulator's first), and the
+a1's four-foot landing.  Last, a cube sliding over each ground at 1 m/s (sliding contact, which
+the distance budget cannot yet skip: the README's "what the hook costs").  Targets (issue 11):
+resting <= 1.5x for the quadrupeds, humanoid and arms, <= 3x for single cheap bodies; a whole
+2 s drop <= 2x for the quadrupeds and humanoid; rocking-block event <= 2 ms, a1 landing event
+<= 5 ms (medians).
 
     python benchmarks/hook_overhead.py               # every world, 3 seeds (drop heights)
     python benchmarks/hook_overhead.py --worlds a1 cube --seeds 1
