@@ -194,13 +194,7 @@ def sliding_cube(ground: str) -> tuple[float, float, float]:
         p.resetBaseVelocity(body, [SLIDE_SPEED, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
     simulator = ImpactSimulator(RouthImpact("auto", 50), client=hooked, seed=0, on_failure="fallback")
     simulator.step()  # the first step measures the whole contact set
-    times: dict[str, list[float]] = {"plain": [], "hooked": []}
-    for first in range(0, SLIDE_STEPS, BLOCK):
-        for name, step in (("plain", lambda: p.stepSimulation(physicsClientId=plain)), ("hooked", simulator.step)):
-            for _ in range(min(BLOCK, SLIDE_STEPS - first)):
-                start = time.perf_counter()
-                step()
-                times[name].append(1e6 * (time.perf_counter() - start))
+    times = _timed_in_blocks({"plain": lambda: p.stepSimulation(physicsClientId=plain), "hooked": simulator.step}, SLIDE_STEPS)
     skipped = simulator.budget_steps / (SLIDE_STEPS + 1)
     for client in (plain, hooked):
         p.disconnect(client)
@@ -221,30 +215,39 @@ def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 240) 
     reads = {False: p.getJointStates, True: p.getJointStatesMultiDof}  # by whether the body has a spherical joint
     bodies = [(model.body, model.joints, reads[model.spherical]) for model in simulator.world.bodies]
     statics = sorted(simulator.world.static_bodies)
-    floor: list[float] = []
-    bare: list[float] = []
-    for first in range(0, repeats, BLOCK):
-        for _ in range(min(BLOCK, repeats - first)):
-            start = time.perf_counter()
-            p.getNumBodies(client)
-            p.getPhysicsEngineParameters(client)
-            for read in range(2):
-                if read:
-                    p.stepSimulation(client)
-                for body, joints, joint_states in bodies:
-                    p.getBasePositionAndOrientation(body, client)
-                    p.getBaseVelocity(body, client)
-                    if joints:
-                        joint_states(body, joints, client)
-            contact_points(client)
-            for body in statics:
-                p.getBasePositionAndOrientation(body, client)
-            floor.append(1e6 * (time.perf_counter() - start))
-        for _ in range(min(BLOCK, repeats - first)):
-            start = time.perf_counter()
-            p.stepSimulation(client)
-            bare.append(1e6 * (time.perf_counter() - start))
-    return floor, bare
+
+    def read_state() -> None:
+        for body, joints, joint_states in bodies:
+            p.getBasePositionAndOrientation(body, client)
+            p.getBaseVelocity(body, client)
+            if joints:
+                joint_states(body, joints, client)
+
+    def floor_step() -> None:
+        p.getNumBodies(client)
+        p.getPhysicsEngineParameters(client)
+        read_state()
+        p.stepSimulation(client)
+        read_state()
+        contact_points(client)
+        for body in statics:
+            p.getBasePositionAndOrientation(body, client)
+
+    times = _timed_in_blocks({"floor": floor_step, "bare": lambda: p.stepSimulation(client)}, repeats)
+    return times["floor"], times["bare"]
+
+
+def _timed_in_blocks(loops: dict[str, Callable[[], object]], steps: int) -> dict[str, list[float]]:
+    """Wall time [us] of each of ``steps`` calls of every loop (name -> one step), the loops
+    taking turns in blocks of :data:`BLOCK` steps (see the module docstring)."""
+    times: dict[str, list[float]] = {name: [] for name in loops}
+    for first in range(0, steps, BLOCK):
+        for name, step in loops.items():
+            for _ in range(min(BLOCK, steps - first)):
+                start = time.perf_counter()
+                step()
+                times[name].append(1e6 * (time.perf_counter() - start))
+    return times
 
 
 def _median(values: list[float]) -> float:
