@@ -30,7 +30,10 @@ another time; the ``settled`` steps start from one state), the ratio of the whol
 time, and the share of the drop's hooked steps (and of the steps after it) the distance budget
 let skip the contact evaluation.  ``floor``: the settled ratio a hooked step would have if it
 made only the PyBullet calls it cannot do without (:func:`required_calls`) and no Python work
-at all, against Bullet's bare step of the same world at the same time.  Then the wall time of
+at all, against Bullet's bare step of the same world at the same time; ``least``: the same with
+the checks the hook must make on their answers (the state compared, every link's speed bound,
+Bullet's points scanned), through the package's own functions, and none of the distance
+budget's bookkeeping: the least a resting step of this design can cost.  Then the wall time of
 single event steps: the journal's rocking block arriving at its impact configuration with its
 pre-impact velocity (in the third step after its release, not the simulator's first), and the
 a1's four-foot landing.  Last, a cube sliding over each ground at 1 m/s (sliding contact, which
@@ -58,8 +61,9 @@ import pybullet as p
 
 from bullet_setimpact import ImpactSimulator, ManifoldCompletionWarning, RouthImpact, UnstableDampingWarning, planar
 from bullet_setimpact.bullet import simulator as simulator_module
+from bullet_setimpact.bullet.budget import SpeedBound
 from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, DropWorld, bullet_output_discarded, load_drop_world
-from bullet_setimpact.bullet.events import contact_points
+from bullet_setimpact.bullet.events import contact_points, pushed_by_bullet
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.bullet.state import Snapshot
 
@@ -138,7 +142,8 @@ def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int,
                     times.setdefault(f"{name}:settled", []).append(1e6 * elapsed)
                 if name == "hooked" and index == steps - 1:
                     budget_steps = simulator.budget_steps
-    times["floor"], times["floor:bare"] = required_calls(hooked, simulator)
+    lean = required_calls(hooked, simulator)
+    times["floor"], times["least"], times["floor:bare"] = lean["floor"], lean["least"], lean["bare"]
     for client in (plain, hooked):
         p.disconnect(client)
     times["plain:total"], times["hooked:total"] = [totals["plain"]], [totals["hooked"]]
@@ -201,20 +206,32 @@ def sliding_cube(ground: str) -> tuple[float, float, float]:
     return _median(times["hooked"]), _median(times["plain"]), skipped
 
 
-def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 240) -> tuple[list[float], list[float]]:
-    """Wall times [us] of steps that make only Bullet's step and the PyBullet calls a resting
-    hooked step cannot do without, however lean its Python: the client and body-count check,
-    the time step, the state read before the step (did the user change anything?) and after it
-    (how fast is everything moving?), Bullet's contact points (did it push a point out of
-    contact?) and the static bodies' poses (did the user move one?); each call as the simulator
-    makes it (``getJointStates`` for a body without spherical joints, the client passed by
-    position, the contact points through :func:`~bullet_setimpact.bullet.events.contact_points`).
-    Timed with Bullet's step between them, as the hooked loop makes them (they too evict some
-    of Bullet's data from the caches), in alternate blocks with Bullet's bare steps of the same
-    world (``client``'s, at rest, stepped ``2 repeats`` times); returns both lists."""
+def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 240) -> dict[str, list[float]]:
+    """Wall times [us] of two lean kinds of resting steps, in alternate blocks with Bullet's bare
+    steps of the same world (``client``'s, at rest; keys ``floor``, ``least``, ``bare``).
+
+    ``floor`` makes only Bullet's step and the PyBullet calls a resting hooked step cannot do
+    without, however lean its Python: the client and body-count check, the time step, the state
+    read before the step (did the user change anything?) and after it (how fast is everything
+    moving?), Bullet's contact points (did it push a point out of contact?) and the static
+    bodies' poses (did the user move one?); each call as the simulator makes it
+    (``getJointStates`` for a body without spherical joints, the client passed by position, the
+    contact points through :func:`~bullet_setimpact.bullet.events.contact_points`).  ``least``
+    adds what the hook must do with their answers, through the package's own functions: the
+    state read before the step compared with the last one (:meth:`Snapshot.is_current`), the
+    speed bound of every link (:class:`~bullet_setimpact.bullet.budget.SpeedBound`), Bullet's
+    points scanned for pushed ones (:func:`~bullet_setimpact.bullet.events.pushed_by_bullet`)
+    and the static poses compared; none of the distance budget's bookkeeping.  Both are timed
+    with Bullet's step between their calls, as the hooked loop makes them (they too evict some
+    of Bullet's data from the caches)."""
     reads = {False: p.getJointStates, True: p.getJointStatesMultiDof}  # by whether the body has a spherical joint
     bodies = [(model.body, model.joints, reads[model.spherical]) for model in simulator.world.bodies]
-    statics = sorted(simulator.world.static_bodies)
+    moving = {model.body: model.joints for model in simulator.world.bodies}
+    single_dof = {model.body for model in simulator.world.bodies if not model.spherical}
+    statics = {body: p.getBasePositionAndOrientation(body, client) for body in sorted(simulator.world.static_bodies)}
+    speed_bound = SpeedBound(client, moving)
+    touching_keys = {point[1:5] for point in contact_points(client)}  # the pairs at rest (no point of theirs is pushed)
+    last = [Snapshot.take(client, moving, single_dof)]
 
     def read_state() -> None:
         for body, joints, joint_states in bodies:
@@ -233,8 +250,17 @@ def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 240) 
         for body in statics:
             p.getBasePositionAndOrientation(body, client)
 
-    times = _timed_in_blocks({"floor": floor_step, "bare": lambda: p.stepSimulation(client)}, repeats)
-    return times["floor"], times["bare"]
+    def least_step() -> None:
+        p.getNumBodies(client)
+        p.getPhysicsEngineParameters(client)["fixedTimeStep"]
+        last[0].is_current()  # False only at a block's first step: the other loops stepped the world
+        p.stepSimulation(client)
+        last[0] = Snapshot.take(client, moving, single_dof)
+        speed_bound.speeds(last[0])
+        pushed_by_bullet(client, simulator.finder, moving, simulator.contact_tolerance, (), touching_keys, contact_points(client))
+        all(p.getBasePositionAndOrientation(body, client) == pose for body, pose in statics.items())
+
+    return _timed_in_blocks({"floor": floor_step, "least": least_step, "bare": lambda: p.stepSimulation(client)}, repeats)
 
 
 def _timed_in_blocks(loops: dict[str, Callable[[], object]], steps: int) -> dict[str, list[float]]:
@@ -274,7 +300,7 @@ def main() -> None:
         f"settled after {args.settle:g} s more; hooked / plain ratios"
     )
     header = f"{'world':<13} {'free':>17} {'rest':>19} {'Bullet':>13} {'event':>17} {'whole drop':>11} {'events':>7} {'skipped':>8}"
-    print(f"{header} {'settled':>19} {'skipped':>8} {'floor':>6}")
+    print(f"{header} {'settled':>19} {'skipped':>8} {'floor':>6} {'least':>6}")
     event_steps: dict[str, list[float]] = {}
     for name, world, ground in chosen:
         runs = [measure(world, ground, height, seed, steps, settle, settled) for seed, height in enumerate(heights)]
@@ -288,14 +314,14 @@ def main() -> None:
         bullet = _median(merged.get("hooked:rest:bullet", []))
         event = (_median(merged.get("hooked:event", [])), _median(plain_contact))
         at_rest = (_median(merged.get("hooked:settled", [])), _median(merged.get("plain:settled", [])))
-        floor = _median(merged["floor"]) / _median(merged["floor:bare"])
+        floor, least = (_median(merged[key]) / _median(merged["floor:bare"]) for key in ("floor", "least"))
         whole = statistics.median(run["hooked:total"][0] / run["plain:total"][0] for run in runs)
         print(
             f"{name:<13} {free[0]:6.0f}/{free[1]:4.0f} {free[0] / free[1]:5.2f}x "
             f"{rest[0]:6.0f}/{rest[1]:5.0f} {rest[0] / rest[1]:5.2f}x {bullet:6.0f} {bullet / rest[1]:5.2f}x "
             f"{event[0]:6.0f}/{event[1]:4.0f} {event[0] / event[1]:5.1f}x {whole:10.2f}x {len(merged.get('hooked:event', [])):7d} "
             f"{100 * statistics.median(merged['budget']):7.0f}% {at_rest[0]:6.0f}/{at_rest[1]:5.0f} {at_rest[0] / at_rest[1]:5.2f}x "
-            f"{100 * statistics.median(merged['budget:settled']):7.0f}% {floor:5.2f}x"
+            f"{100 * statistics.median(merged['budget:settled']):7.0f}% {floor:5.2f}x {least:5.2f}x"
         )
         event_steps[name] = merged.get("hooked:event", [])
     rocking = [rocking_block_event(seed) for seed in range(max(5, 3 * args.seeds))]
