@@ -242,6 +242,15 @@ def test_law_parameters_of_the_wrong_type_are_named(factory: Callable[[], object
         factory()
 
 
+def test_routh_tuning_parameters_are_keyword_only() -> None:
+    """``RouthImpact(0.3, 10, 100)`` once set ``friction_directions=100`` silently (the
+    docstring and the repr list ``final_steps`` first): a third positional argument is refused."""
+    with pytest.raises(TypeError, match="positional"):
+        RouthImpact(0.3, 10, 100)  # type: ignore[call-arg]  # deliberate
+    law = RouthImpact(0.3, 10, final_steps=100, friction_directions=4)
+    assert (law.final_steps, law.friction_directions) == (100, 4)
+
+
 def _law(name: str) -> Any:
     """Each registered law built as a simulation would use it."""
     return {

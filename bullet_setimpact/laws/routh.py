@@ -213,7 +213,7 @@ class RouthImpact(ImpactLaw):
         ``"auto"`` scales it to the impact (:meth:`step_size`), for simulation.
     max_steps : int
         ``N``: Algorithm 1's steps per sample (:meth:`outcome_set`'s trajectory length).
-    final_steps : int
+    final_steps : int, keyword-only
         :meth:`resolve` always finishes an impact that still collides after ``max_steps``:
         it continues Algorithm 1 (fresh caps ``h U[0, 1]^m``, drawn after the first ``N``
         steps' draws, so impacts that end within ``N`` steps are unchanged) for at most
@@ -224,7 +224,7 @@ class RouthImpact(ImpactLaw):
         collides after them.  ``info["final_steps"]`` counts the steps beyond ``N``.
         Repeating the ``eps / (3 psi)`` step alone would not do: on the compass gait it is
         1.2e-6 N s against 0.018 m/s still to stop, some 4e4 steps.
-    friction_directions : int, optional
+    friction_directions : int, keyword-only, optional
         Override the problem's number of linearized friction directions (spatial only).
 
     Notes
@@ -241,7 +241,9 @@ class RouthImpact(ImpactLaw):
 
     name = "routh"
 
-    def __init__(self, step: float | str, max_steps: int, friction_directions: int | None = None, final_steps: int | None = None) -> None:
+    def __init__(
+        self, step: float | str, max_steps: int, *, final_steps: int | None = None, friction_directions: int | None = None
+    ) -> None:
         if step == "auto":
             self.step: float | str = step
         else:
