@@ -1,7 +1,7 @@
 """The journal's five example systems in closed form (Halm & Posa, Sec. 5.4, App. A, Tables 4-8).
 
-Every ``M`` and ``J`` is derived here from the geometry stated in the paper (and in
-``NOTES.md``), never typed in: bodies are planar rigid bodies whose points are written as
+Every ``M`` and ``J`` is derived here from the geometry stated in the paper (RAMone's from
+the data of :class:`RAMoneParameters`), never typed in: bodies are planar rigid bodies whose points are written as
 ``origin + sum_i L_i u(theta_i)`` with ``u(theta) = (sin theta, -cos theta)`` (a segment at
 angle ``theta`` from the downward vertical, counter-clockwise positive), and
 ``M = sum_b m_b Jc_b^T Jc_b + I_b w_b w_b^T`` (``Jc`` the centre-of-mass Jacobian, ``w`` the
@@ -249,7 +249,7 @@ def box_wall(side: float = 1.0, mass: float = 1.0, angle_deg: float = 10.0, spee
 
 @dataclass(frozen=True)
 class RAMoneParameters:
-    """RAMone's inertial and geometric data (Remy 2017, via the authors' code; NOTES.md)."""
+    """RAMone's inertial and geometric data (Remy 2017, via the authors' public code)."""
 
     trunk_mass: float = 7.9026
     trunk_inertia: float = 0.08

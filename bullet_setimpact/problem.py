@@ -2,8 +2,9 @@
 
 :class:`ImpactProblem` holds everything an impact law may use and nothing about where it
 came from (PyBullet, closed form, ...).  It builds the linearized friction cone (journal
-eqs. 19-22), the step LCP of Algorithm 1 (eq. 75, transposes restored as in
-``NOTES.md``) and the Anitescu-Potra LCP (eqs. 31-33).
+eqs. 19-22), the step LCP of Algorithm 1 (eq. 75, with the transposes the printed equation
+drops on its Jacobian products restored: :meth:`ImpactProblem.step_matrix`) and the
+Anitescu-Potra LCP (eqs. 31-33).
 """
 
 from __future__ import annotations

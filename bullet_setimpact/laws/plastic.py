@@ -121,7 +121,8 @@ class PlasticImpact(ImpactLaw):
     With ``delta_t > 0`` a contact kept only thanks to the pseudo-impulse may receive a
     pulling impulse (``lambda_n < 0``): the reset (23) applies ``P`` alone, and it is
     ``P + P~`` (eq. 57) that pushes.  E.g. the rocking block brought to rest keeps its pivot
-    corner with ``lambda_n = zdot (m (w^2 - h^2) / 2 - 2 I) / w^2 < 0`` (NOTES.md).
+    corner with ``lambda_n = zdot (m (w^2 - h^2) / 2 - 2 I) / w^2 < 0`` (for the block's mass
+    ``m``, width ``w``, height ``h`` and inertia ``I``; derived in ``tests/test_plastic.py``).
 
     When a mode's rows are dependent (both corners of a planar block sticking), the impulse
     is the minimum-norm one (:class:`ConstrainedInverse`), which shares the tangential

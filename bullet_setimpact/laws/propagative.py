@@ -8,7 +8,7 @@ Newton's cradle the resting contact B-C becomes infeasible only after A-B is ref
 Plastic (``R = 0``): the kinetic-metric projection of eq. (11).  Inelastic: the blend of
 eq. (17) whose weight ``alpha`` meets the energetic restitution definition (16),
 ``sqrt(1 - dE / E_p) == R``.  The paper's printed ``alpha = sqrt(1 - R^2)`` contradicts (16);
-with (18) the definition gives ``alpha = R`` (NOTES.md).
+putting the blend (17) with (18) into (16) gives ``alpha = R`` (an erratum of the paper).
 
 Velocities stand in for the paper's momentum covectors: ``v = M^-1 p^T``, so
 ``<p, q>_g = v^T M w`` for ``w = M^-1 q^T``, and ``p Gamma(u)`` is the velocity ``Gamma(u) v``
