@@ -38,7 +38,10 @@ def check_client(client: Any) -> int:
     if isinstance(client, bool) or not isinstance(client, (int, np.integer)):
         raise ValueError(f"client must be a PyBullet client id (int) or a BulletClient, got {client!r}")
     if not p.isConnected(physicsClientId=int(client)):
-        raise ValueError(f"PyBullet client {client} is not connected; expected the id returned by p.connect()")
+        raise ValueError(
+            f"PyBullet client {client} is not connected (never connected, or disconnected since); "
+            "expected the id p.connect() returned, still connected"
+        )
     return int(client)
 
 

@@ -55,7 +55,7 @@ def as_generator(rng: RandomLike, name: str = "rng") -> np.random.Generator:
 class LawOutcome:
     """What a law's ``_resolve`` returns; :class:`ImpactResult` adds the bookkeeping."""
 
-    path: np.ndarray
+    path: np.ndarray = field(repr=False)  # one row per step: the repr stays a few lines
     normal_impulse: np.ndarray
     friction_impulse: np.ndarray
     terminated: bool
@@ -96,7 +96,7 @@ class ImpactResult:
     terminated: bool
     energy_before: float
     energy_after: float
-    path: np.ndarray
+    path: np.ndarray = field(repr=False)  # one row per step: the repr stays a few lines
     message: str = ""
     info: dict[str, Any] = field(default_factory=dict)
 
