@@ -1,9 +1,9 @@
 """The journal's five example systems in closed form (Halm & Posa, Sec. 5.4, App. A, Tables 4-8).
 
 Every ``M`` and ``J`` is derived here from the geometry stated in the paper (RAMone's from
-the data of :class:`RAMoneParameters`), never typed in: bodies are planar rigid bodies whose points are written as
-``origin + sum_i L_i u(theta_i)`` with ``u(theta) = (sin theta, -cos theta)`` (a segment at
-angle ``theta`` from the downward vertical, counter-clockwise positive), and
+the data of :class:`RAMoneParameters`), never typed in: bodies are planar rigid bodies whose
+points are written as ``origin + sum_i L_i u(theta_i)`` with ``u(theta) = (sin theta, -cos
+theta)`` (a segment at angle ``theta`` from the downward vertical, counter-clockwise positive), and
 ``M = sum_b m_b Jc_b^T Jc_b + I_b w_b w_b^T`` (``Jc`` the centre-of-mass Jacobian, ``w`` the
 body's angular-rate row).  The floor is ``y = 0`` with normal ``+y`` and g = 9.81.
 
