@@ -142,7 +142,7 @@ def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int,
                     times.setdefault(f"{name}:settled", []).append(1e6 * elapsed)
                 if name == "hooked" and index == steps - 1:
                     budget_steps = simulator.budget_steps
-    lean = required_calls(hooked, simulator)
+    lean = required_calls(hooked, simulator, moving)
     times["floor"], times["least"], times["floor:bare"] = lean["floor"], lean["least"], lean["bare"]
     for client in (plain, hooked):
         p.disconnect(client)
@@ -206,9 +206,12 @@ def sliding_cube(ground: str) -> tuple[float, float, float]:
     return _median(times["hooked"]), _median(times["plain"]), skipped
 
 
-def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 240) -> dict[str, list[float]]:
+def required_calls(
+    client: int, simulator: ImpactSimulator, moving: dict[int, tuple[int, ...]], repeats: int = 240
+) -> dict[str, list[float]]:
     """Wall times [us] of two lean kinds of resting steps, in alternate blocks with Bullet's bare
-    steps of the same world (``client``'s, at rest; keys ``floor``, ``least``, ``bare``).
+    steps of the same world (``client``'s, at rest, its bodies ``moving``: id -> joints; keys ``floor``,
+    ``least``, ``bare``).
 
     ``floor`` makes only Bullet's step and the PyBullet calls a resting hooked step cannot do
     without, however lean its Python: the client and body-count check, the time step, the state
@@ -226,7 +229,6 @@ def required_calls(client: int, simulator: ImpactSimulator, repeats: int = 240) 
     of Bullet's data from the caches)."""
     reads = {False: p.getJointStates, True: p.getJointStatesMultiDof}  # by whether the body has a spherical joint
     bodies = [(model.body, model.joints, reads[model.spherical]) for model in simulator.world.bodies]
-    moving = {model.body: model.joints for model in simulator.world.bodies}
     single_dof = {model.body for model in simulator.world.bodies if not model.spherical}
     statics = {body: p.getBasePositionAndOrientation(body, client) for body in sorted(simulator.world.static_bodies)}
     speed_bound = SpeedBound(client, moving)
