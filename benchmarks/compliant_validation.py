@@ -1,9 +1,9 @@
 """Compliant validation of Stronge-type restitution (the journal's Fig. 12 method, extended).
 
 For the rocking block and the box against the wall, with every contact's ``e`` in {0.3, 0.7}:
-bilinear-spring compliant impacts (:mod:`bullet_setimpact.compliant`) for ``k_A / k_B``
+bilinear-spring compliant impacts (:mod:`bullet_setimpact.analysis.compliant`) for ``k_A / k_B``
 log-spaced over 1e-5 ... 1e5, and their distance to the restitution outcome set
-(:mod:`bullet_setimpact.set_distance`): the nearest of ``outcome_set``'s uniform samples and
+(:mod:`bullet_setimpact.analysis.set_distance`): the nearest of ``outcome_set``'s uniform samples and
 of rate-sampled trajectories, and, where that exceeds half the 0.5 % target, the witness
 trajectory that follows the compliant rates.  Prints one row per stiffness ratio and the
 largest distance per example and ``e`` (relative to ``|v-|``); with ``--figure PATH`` draws
@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 from bullet_setimpact import RouthImpact, planar
-from bullet_setimpact.compliant import compliant_impact
-from bullet_setimpact.set_distance import distance_to_samples, distance_to_set, set_members
+from bullet_setimpact.analysis.compliant import compliant_impact
+from bullet_setimpact.analysis.set_distance import distance_to_samples, distance_to_set, set_members
 
 EXAMPLES = ("rocking_block", "box_wall")
 COEFFICIENTS = (0.3, 0.7)

@@ -52,20 +52,25 @@ import argparse
 import contextlib
 import dataclasses
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import pybullet as p
 
 from bullet_setimpact import ImpactSimulator, ManifoldCompletionWarning, RouthImpact, UnstableDampingWarning, planar
 from bullet_setimpact.bullet import simulator as simulator_module
-from bullet_setimpact.bullet.budget import SpeedBound
-from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, DropWorld, bullet_output_discarded, load_drop_world
 from bullet_setimpact.bullet.events import contact_points, pushed_by_bullet
 from bullet_setimpact.bullet.examples import load_planar_example
+from bullet_setimpact.bullet.resting.budget import SpeedBound
 from bullet_setimpact.bullet.state import Snapshot
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/drop_worlds.py
+
+from tests.drop_worlds import DROP_WORLDS, DropWorld, bullet_output_discarded, load_drop_world
 
 TIME_STEP = 1.0 / 240.0
 #: Steps each loop takes in a row before the other loop takes as many (see the module docstring).
@@ -222,7 +227,7 @@ def required_calls(
     contact points through :func:`~bullet_setimpact.bullet.events.contact_points`).  ``least``
     adds what the hook must do with their answers, through the package's own functions: the
     state read before the step compared with the last one (:meth:`Snapshot.is_current`), the
-    speed bound of every link (:class:`~bullet_setimpact.bullet.budget.SpeedBound`), Bullet's
+    speed bound of every link (:class:`~bullet_setimpact.bullet.resting.budget.SpeedBound`), Bullet's
     points scanned for pushed ones (:func:`~bullet_setimpact.bullet.events.pushed_by_bullet`)
     and the static poses compared; none of the distance budget's bookkeeping.  Both are timed
     with Bullet's step between their calls, as the hooked loop makes them (they too evict some

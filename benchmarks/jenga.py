@@ -13,13 +13,18 @@ step that resolved it, the slowest event step's wall time, and the whole run's w
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import pybullet as p
 
-from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, load_drop_world
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.laws import get_law
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/drop_worlds.py
+
+from tests.drop_worlds import DROP_WORLDS, load_drop_world
 
 TIME_STEP = 1.0 / 240.0
 

@@ -3,7 +3,7 @@
 For every family of ``tests/hard_lcps.py`` (the slow tier's bulk family, mu to 1e5, mass
 ratios to 1e8, near-parallel normals, 1e-9 velocities beside O(1), 16..128 contacts, all
 combined) it solves ``--count`` step LCPs (eq. 75) with
-:func:`bullet_setimpact.lcp_solve.solve_lcp` as the Routh law does (random covering vectors drawn
+:func:`bullet_setimpact.core.lcp_solve.solve_lcp` as the Routh law does (random covering vectors drawn
 from the seed, bounds from :func:`~bullet_setimpact.laws.routh.step_lcp_bounds`) and prints:
 
 - ``fallbacks``: solves where randomized Lemke failed (its raises, caught) and a later stage
@@ -49,10 +49,10 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/hard_lcps.py
 
-from bullet_setimpact.lcp import lcp_residual
-from bullet_setimpact.lcp_solve import solve_lcp
-from bullet_setimpact.pool import execute
-from bullet_setimpact.records import atomic_write_text
+from bullet_setimpact.core.lcp import lcp_residual
+from bullet_setimpact.core.lcp_solve import solve_lcp
+from bullet_setimpact.montecarlo.pool import execute
+from bullet_setimpact.montecarlo.records import atomic_write_text
 from tests.hard_lcps import FAMILIES, step_lcp
 
 #: Seeds per stored chunk (fixed, so that a rerun with another ``--workers`` resumes the same

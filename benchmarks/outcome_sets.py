@@ -32,9 +32,9 @@ import warnings
 import numpy as np
 
 from bullet_setimpact import RouthImpact, SamplesDroppedWarning, planar
-from bullet_setimpact.laws.branch_sampling import LemkeSolver
+from bullet_setimpact._threads import one_blas_thread
+from bullet_setimpact.core.branch_sampling import LemkeSolver
 from bullet_setimpact.laws.routh import integrate
-from bullet_setimpact.threads import one_blas_thread
 
 #: Repeats stop once one repeat takes longer than this [s] (the disk stack runs once).
 REPEAT_SECONDS = 1.0

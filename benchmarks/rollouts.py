@@ -1,6 +1,6 @@
 """Monte Carlo throughput, measured in one run.
 
-A pool's workers start once per run (forked on Linux, see ``bullet_setimpact.pool``) and
+A pool's workers start once per run (forked on Linux, see ``bullet_setimpact.montecarlo.pool``) and
 then take rollout after rollout, so each figure is measured two ways: end to end, and in
 steady state, from the difference between a short and a long run (the one-time start
 cancels).
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from bullet_setimpact.rollouts import monte_carlo
+from bullet_setimpact.montecarlo.rollouts import monte_carlo
 
 
 def timed_run(scenario: str, rollouts: int, workers: int, duration: float | None = None) -> tuple[float, float]:

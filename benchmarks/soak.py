@@ -20,15 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
-from bullet_setimpact.rollouts import monte_carlo
-from bullet_setimpact.storage import RolloutStore
+from bullet_setimpact.montecarlo.rollouts import monte_carlo
+from bullet_setimpact.montecarlo.storage import RolloutStore
 
 SCENARIO = "quadruped_landing"
 
 
 def _launch(out: Path, rollouts: int) -> subprocess.Popen:
     code = (
-        f"from bullet_setimpact.rollouts import monte_carlo\nmonte_carlo({SCENARIO!r}, {rollouts}, seed=7, workers=2, out={str(out)!r})\n"
+        "from bullet_setimpact.montecarlo.rollouts import monte_carlo\n"
+        f"monte_carlo({SCENARIO!r}, {rollouts}, seed=7, workers=2, out={str(out)!r})\n"
     )
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

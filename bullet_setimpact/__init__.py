@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from . import planar, testing
+from . import testing
+from .analysis import planar
 from .bullet.simulator import ImpactEvent, ImpactSimulator
+from .core.problem import ImpactProblem
 from .data import data_path
 from .errors import (
     EventCapWarning,
@@ -30,7 +32,6 @@ from .laws import (
     SequentialImpact,
     get_law,
 )
-from .problem import ImpactProblem
 
 __version__ = "0.1.0"
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import planar
+from ._files import atomic_write
+from ._threads import one_blas_thread
+from .analysis import planar
+from .core.problem import ImpactProblem
 from .errors import SamplesDroppedWarning, SetImpactError
-from .files import atomic_write
 from .laws import AnitescuPotraImpact, RouthImpact, SequentialImpact
-from .problem import ImpactProblem
-from .threads import one_blas_thread
 
 #: Resolve-paths drawn in light gray on outcome-set figures.
 FIGURE_PATHS = 150
@@ -97,7 +97,7 @@ def _save_outcome_set(
 
 
 def _plot_outcome_set(path: Path, example: planar.Example, problem: ImpactProblem, velocities: np.ndarray, seed: int) -> None:
-    from .plotting import OutcomeFigureData, outcome_set_figure
+    from .viz.plotting import OutcomeFigureData, outcome_set_figure
 
     law = RouthImpact(example.step, example.max_steps)
     rng = np.random.default_rng(seed)
@@ -139,7 +139,7 @@ def _plain(text: str) -> str:
 
 def list_command(args: argparse.Namespace) -> None:
     """Print the scenarios and the journal examples, or one scenario's description and parameters."""
-    from .scenario import available
+    from .montecarlo.scenario import available
 
     if args.name:
         print(scenario_help(args.name))
@@ -154,7 +154,7 @@ def list_command(args: argparse.Namespace) -> None:
 
 def scenario_help(name: str) -> str:
     """A scenario's description, what it measures, and its parameters with defaults and units."""
-    from .scenario import describe, docstring, parameter_help, script_path
+    from .montecarlo.scenario import describe, docstring, parameter_help, script_path
 
     text = describe(docstring(script_path(name)))
     lines = [f"{name}: {_plain(text['description'])}", f"  measures: {_plain(text['measures'])}", "  parameters (--param KEY=VALUE):"]
@@ -255,7 +255,7 @@ def _law(args: argparse.Namespace) -> object:
 
 def run_command(args: argparse.Namespace) -> None:
     """Monte Carlo rollouts of a scenario; print the outcome summary, save and plot it."""
-    from .rollouts import monte_carlo
+    from .montecarlo.rollouts import monte_carlo
 
     _check_outputs(args, out_folder=True)
     executor, client = _executor(args)
@@ -281,7 +281,7 @@ def run_command(args: argparse.Namespace) -> None:
     if args.out:
         print(f"  rollouts saved in {args.out}/ (rerun the same command to resume)")
     if args.plot:
-        from .plotting import rollouts_figure
+        from .viz.plotting import rollouts_figure
 
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         rollouts_figure(results, args.plot)
@@ -290,7 +290,7 @@ def run_command(args: argparse.Namespace) -> None:
 
 def render_command(args: argparse.Namespace) -> None:
     """Render one rollout of a scenario to a GIF or a PNG strip."""
-    from .render import checked_output, render
+    from .viz.render import checked_output, render
 
     checked_output(args.out, "--out")
     _check_outputs(args)

@@ -10,7 +10,7 @@ class SetImpactError(Exception):
 class LCPError(SetImpactError, RuntimeError):
     """An LCP could not be solved.
 
-    :func:`~bullet_setimpact.lcp_solve.solve_lcp` raises this class itself only when the LCP has
+    :func:`~bullet_setimpact.core.lcp_solve.solve_lcp` raises this class itself only when the LCP has
     no solution (certified: no ``z >= 0`` with ``Wz + w >= 0``, or the mixed-integer
     formulation over valid bounds is infeasible); its subclasses name the other failures.
     """
@@ -19,7 +19,7 @@ class LCPError(SetImpactError, RuntimeError):
 class LemkeError(LCPError):
     """Lemke's path failed (ray termination, pivot cap, singular basis, residual above tolerance).
 
-    Not a verdict on the LCP: :func:`~bullet_setimpact.lcp_solve.solve_lcp` catches it and falls back.
+    Not a verdict on the LCP: :func:`~bullet_setimpact.core.lcp_solve.solve_lcp` catches it and falls back.
     """
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .core.problem import ImpactProblem
 from .errors import LawContractError
 from .laws.base import ImpactLaw, ImpactResult
-from .problem import ImpactProblem
 from .validation import positive_int
 
 #: Relative tolerance of the energy check (a gain above it is a violation).

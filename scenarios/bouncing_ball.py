@@ -23,8 +23,8 @@ from typing import Any
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.examples import load_free_body
-from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, describe, elastic_ground, require
+from bullet_setimpact.montecarlo.labels import link_label
+from bullet_setimpact.montecarlo.scenario import Scenario, describe, elastic_ground, require
 
 NAME = "bouncing_ball"
 RADIUS = 0.1

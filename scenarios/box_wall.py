@@ -23,8 +23,8 @@ import pybullet as p
 from bullet_setimpact import planar
 from bullet_setimpact.bullet.contacts import Contact
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.labels import in_link_frame
-from bullet_setimpact.scenario import Scenario, planar_scenario, require
+from bullet_setimpact.montecarlo.labels import in_link_frame
+from bullet_setimpact.montecarlo.scenario import Scenario, planar_scenario, require
 
 NAME = "box_wall"
 #: Link of the box in the planar URDF (after the x and z sliders).

@@ -20,8 +20,8 @@ from typing import Any
 
 from bullet_setimpact import planar
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, planar_scenario, require
+from bullet_setimpact.montecarlo.labels import link_label
+from bullet_setimpact.montecarlo.scenario import Scenario, planar_scenario, require
 
 NAME = "compass_gait"
 #: The journal's contact letters by the walker's link names.

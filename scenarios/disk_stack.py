@@ -18,8 +18,8 @@ from typing import Any
 
 from bullet_setimpact import planar
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.labels import DISK_STACK_LETTERS, pair_label
-from bullet_setimpact.scenario import Scenario, planar_scenario, require
+from bullet_setimpact.montecarlo.labels import DISK_STACK_LETTERS, pair_label
+from bullet_setimpact.montecarlo.scenario import Scenario, planar_scenario, require
 
 NAME = "disk_stack"
 

@@ -24,8 +24,8 @@ import pybullet as p
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.examples import urdf_path
-from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, describe, elastic_ground, require
+from bullet_setimpact.montecarlo.labels import link_label
+from bullet_setimpact.montecarlo.scenario import Scenario, describe, elastic_ground, require
 
 NAME = "hopping_leg"
 #: Height of the torso's origin above the foot's lowest point when standing straight [m].

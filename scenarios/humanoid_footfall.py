@@ -33,8 +33,8 @@ import pybullet as p
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
-from bullet_setimpact.labels import in_link_frame, link_label
-from bullet_setimpact.scenario import Scenario, describe, raise_body, setup_robot_drop
+from bullet_setimpact.montecarlo.labels import in_link_frame, link_label
+from bullet_setimpact.montecarlo.scenario import Scenario, describe, raise_body, setup_robot_drop
 
 NAME = "humanoid_footfall"
 URDF = "humanoid/humanoid.urdf"

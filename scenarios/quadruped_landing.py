@@ -27,8 +27,8 @@ from typing import Any
 import pybullet as p
 
 from bullet_setimpact import RouthImpact
-from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, describe, raise_body, setup_robot_drop
+from bullet_setimpact.montecarlo.labels import link_label
+from bullet_setimpact.montecarlo.scenario import Scenario, describe, raise_body, setup_robot_drop
 
 NAME = "quadruped_landing"
 URDF = "a1/a1.urdf"

@@ -21,8 +21,8 @@ from typing import Any
 
 from bullet_setimpact import planar
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, planar_scenario, require
+from bullet_setimpact.montecarlo.labels import link_label
+from bullet_setimpact.montecarlo.scenario import Scenario, planar_scenario, require
 
 NAME = "ramone"
 #: The journal's contact letters by the robot's link names (the feet are on the shanks).

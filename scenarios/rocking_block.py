@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.labels import bottom_corner_label
-from bullet_setimpact.scenario import Scenario, planar_scenario, require
+from bullet_setimpact.montecarlo.labels import bottom_corner_label
+from bullet_setimpact.montecarlo.scenario import Scenario, planar_scenario, require
 
 NAME = "rocking_block"
 #: Link of the block in the planar URDF (after the x and z sliders).

@@ -28,8 +28,8 @@ import pybullet as p
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.contacts import Contact
 from bullet_setimpact.bullet.examples import load_free_body, load_static
-from bullet_setimpact.labels import in_link_frame
-from bullet_setimpact.scenario import Scenario, describe, require
+from bullet_setimpact.montecarlo.labels import in_link_frame
+from bullet_setimpact.montecarlo.scenario import Scenario, describe, require
 
 NAME = "slab_drop"
 HALF_EXTENTS = np.array([0.5, 0.25, 1.0])

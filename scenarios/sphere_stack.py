@@ -27,8 +27,8 @@ import pybullet as p
 
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.examples import load_free_body, load_static
-from bullet_setimpact.labels import DISK_STACK_LETTERS, pair_label
-from bullet_setimpact.scenario import Scenario, describe, require
+from bullet_setimpact.montecarlo.labels import DISK_STACK_LETTERS, pair_label
+from bullet_setimpact.montecarlo.scenario import Scenario, describe, require
 
 NAME = "sphere_stack"
 RADIUS = 1.0

@@ -39,8 +39,8 @@ import pybullet as p
 from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.examples import load_static
 from bullet_setimpact.bullet.urdf import check_urdf, resolve_urdf
-from bullet_setimpact.labels import link_label
-from bullet_setimpact.scenario import Scenario, describe, raise_body, require
+from bullet_setimpact.montecarlo.labels import link_label
+from bullet_setimpact.montecarlo.scenario import Scenario, describe, raise_body, require
 
 NAME = "urdf_drop"
 #: Where the body is first loaded, before it is lowered to ``height`` [m].

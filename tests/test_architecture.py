@@ -1,5 +1,7 @@
-"""The package's import graph, read with ``ast`` (no module is executed): it has no cycle, and
-no module imports the command-line front end (``cli`` only imports down)."""
+"""The package's layout and import graph, read with ``ast`` (no module is executed): it has no
+cycle, no module imports the command-line front end (``cli`` only imports down), the layers
+below the PyBullet adapter (``core``, ``laws``, ``analysis``) reach no PyBullet through any
+chain of imports, and the package top stays small (the rest lives in capability packages)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,22 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def package_modules() -> dict[str, Path]:
+    """Dotted module name -> source file, for every module of the package (shipped data excluded)."""
+    return {module_name(path): path for path in PACKAGE_DIR.rglob("*.py") if DATA_DIR not in path.parents}
+
+
+def third_party_imports(path: Path) -> set[str]:
+    """The top-level names of the absolute imports in ``path`` (``pybullet``, ``numpy``, ...)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.partition(".")[0])
+    return names
+
+
 def import_graph() -> dict[str, set[str]]:
     """Module -> the package modules it imports explicitly (module level or inside functions).
 
@@ -25,7 +43,7 @@ def import_graph() -> dict[str, set[str]]:
     relative import is resolved against the importing module's package.  Edges to the
     module's own ancestor packages are left out: Python initializes those first anyway, so
     ``from . import sibling`` depends on the sibling, not on the package."""
-    paths = {module_name(path): path for path in PACKAGE_DIR.rglob("*.py") if DATA_DIR not in path.parents}
+    paths = package_modules()
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -72,8 +90,8 @@ def test_the_import_graph_sees_the_known_edges() -> None:
     """Guard against a vacuous graph: the CLI imports the scenario module, and the Routh
     law imports the impact problem (both true by construction of the package)."""
     graph = import_graph()
-    assert "bullet_setimpact.scenario" in graph["bullet_setimpact.cli"]
-    assert "bullet_setimpact.problem" in graph["bullet_setimpact.laws.routh"]
+    assert "bullet_setimpact.montecarlo.scenario" in graph["bullet_setimpact.cli"]
+    assert "bullet_setimpact.core.problem" in graph["bullet_setimpact.laws.routh"]
 
 
 def test_the_package_has_no_import_cycle() -> None:
@@ -87,3 +105,47 @@ def test_find_cycle_finds_a_planted_cycle() -> None:
 def test_no_module_imports_the_cli() -> None:
     importers = sorted(name for name, edges in import_graph().items() if "bullet_setimpact.cli" in edges)
     assert importers == []
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through a chain of imports (``start`` included)."""
+    seen = {start}
+    stack = [start]
+    while stack:
+        for target in graph[stack.pop()] - seen:
+            seen.add(target)
+            stack.append(target)
+    return seen
+
+
+PYBULLET_FREE_LAYERS = ("bullet_setimpact.core", "bullet_setimpact.laws", "bullet_setimpact.analysis")
+
+
+def test_core_laws_and_analysis_reach_no_pybullet() -> None:
+    """No module of the layers below the adapter imports ``pybullet`` (or ``pybullet_data``,
+    ``pybullet_utils``), itself or through any module it imports: a law sees only an
+    ``ImpactProblem``.  The package ``__init__`` files above them are left out of the chain, as
+    in :func:`import_graph` (they are the public entry point, not a dependency of the layer)."""
+    graph = import_graph()
+    paths = package_modules()
+    layer_modules = [name for name in graph if name.startswith(PYBULLET_FREE_LAYERS)]
+    assert len(layer_modules) >= 15  # guard: the layers were found
+    offenders = {
+        name: sorted(
+            dep for dep in reachable(graph, name) if third_party_imports(paths[dep]) & {"pybullet", "pybullet_data", "pybullet_utils"}
+        )
+        for name in layer_modules
+    }
+    assert {name: deps for name, deps in offenders.items() if deps} == {}
+
+
+def test_the_pybullet_check_sees_an_import_through_a_chain() -> None:
+    """The reachability the layer check relies on follows chains: a -> b -> c reaches c."""
+    assert reachable({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a"}}, "a") == {"a", "b", "c"}
+
+
+def test_the_package_top_holds_at_most_twelve_modules() -> None:
+    """The rest is grouped by capability: core, laws, analysis, bullet, montecarlo, viz."""
+    top = sorted(path.name for path in PACKAGE_DIR.glob("*.py"))
+    assert len(top) <= 12, top
+    assert {"core", "laws", "analysis", "bullet", "montecarlo", "viz"} <= {path.name for path in PACKAGE_DIR.iterdir() if path.is_dir()}

@@ -31,15 +31,15 @@ from bullet_setimpact import (
     __version__,
     planar,
 )
-from bullet_setimpact import rollouts as rollouts_module
 from bullet_setimpact.bullet.examples import URDF_DIR, load_planar_example
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.bullet.urdf import check_urdf
 from bullet_setimpact.cli import main
-from bullet_setimpact.laws.branch_sampling import BatchedLCPSolver, LemkeSolver
-from bullet_setimpact.render import render
-from bullet_setimpact.rollouts import RolloutResults, monte_carlo
-from bullet_setimpact.scenario import build, make_law
+from bullet_setimpact.core.branch_sampling import BatchedLCPSolver, LemkeSolver
+from bullet_setimpact.montecarlo import rollouts as rollouts_module
+from bullet_setimpact.montecarlo.rollouts import RolloutResults, monte_carlo
+from bullet_setimpact.montecarlo.scenario import build, make_law
+from bullet_setimpact.viz.render import render
 
 SCENARIO = "rocking_block"
 FAST = {"duration": 0.15}  # the drop and the first impact, nothing more

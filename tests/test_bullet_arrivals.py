@@ -10,10 +10,11 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world
 from bullet_setimpact.bullet.events import contact_points
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.laws import get_law
+
+from .drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world
 
 GRAVITY = 9.81
 DT = 1.0 / 240.0

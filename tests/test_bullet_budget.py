@@ -14,10 +14,11 @@ import pybullet_data
 import pytest
 
 from bullet_setimpact.bullet.contacts import ContactFinder
-from bullet_setimpact.bullet.corner_watch import CornerWatch
-from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world, load_ground
+from bullet_setimpact.bullet.resting.corner_watch import CornerWatch
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
 from bullet_setimpact.laws import get_law
+
+from .drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world, load_ground
 
 GRAVITY = 9.81
 DT = 1.0 / 240.0
@@ -125,9 +126,9 @@ def test_speed_bound_holds_at_every_box_corner_of_a_random_chain(client: int) ->
     floating chain with revolute, prismatic and spherical joints at random velocities.  A
     corner's velocity is its link's centre-of-mass velocity plus ``w x (x - c)`` with both read
     from ``getLinkState(computeLinkVelocity=1)``, independently of the bound's joint-path sum."""
-    from bullet_setimpact.bullet.budget import SpeedBound
     from bullet_setimpact.bullet.frames import rotation_matrix
     from bullet_setimpact.bullet.inventory import movable_joints
+    from bullet_setimpact.bullet.resting.budget import SpeedBound
     from bullet_setimpact.bullet.state import Snapshot
 
     half = [0.05, 0.1, 0.2]

@@ -13,8 +13,9 @@ import pytest
 
 from bullet_setimpact.bullet.box_geometry import box_distance
 from bullet_setimpact.bullet.contacts import ContactFinder, pair_key
-from bullet_setimpact.bullet.corner_watch import MAX_CORNERS, CornerWatch
-from bullet_setimpact.bullet.drop_worlds import GROUNDS, load_ground
+from bullet_setimpact.bullet.resting.corner_watch import MAX_CORNERS, CornerWatch
+
+from .drop_worlds import GROUNDS, load_ground
 
 #: The simulator's default contact tolerance [m].
 TOLERANCE = 1e-4

@@ -8,8 +8,8 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 
-from bullet_setimpact.bullet.budget import SpeedBound
 from bullet_setimpact.bullet.inventory import movable_joints
+from bullet_setimpact.bullet.resting.budget import SpeedBound
 from bullet_setimpact.bullet.state import Snapshot
 
 

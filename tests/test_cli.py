@@ -10,7 +10,7 @@ import pytest
 
 from bullet_setimpact import AnitescuPotraImpact, planar
 from bullet_setimpact.cli import main
-from bullet_setimpact.plotting import OutcomeFigureData, outcome_set_figure, panel_points
+from bullet_setimpact.viz.plotting import OutcomeFigureData, outcome_set_figure, panel_points
 
 
 def test_outcome_set_command_saves_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,7 @@ import pytest
 from scipy.spatial.distance import pdist
 
 from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, RouthImpact, SamplesDroppedWarning, SequentialImpact, planar
-from bullet_setimpact.diagnostics import normal_coupling, order_independent, outcome_spread
+from bullet_setimpact.analysis.diagnostics import normal_coupling, order_independent, outcome_spread
 from bullet_setimpact.laws.plastic import PlasticImpact
 from bullet_setimpact.laws.propagative import PropagativeImpact
 

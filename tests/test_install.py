@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bullet_setimpact.scenario import available
+from bullet_setimpact.montecarlo.scenario import available
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository these tests belong to
 #: What the build needs from the repository (pyproject.toml's package-dir mapping).
@@ -94,7 +94,7 @@ def test_installed_wheel_runs_rollouts_on_dask_workers(installed: dict[str, str]
     code = (
         "import numpy as np, bullet_setimpact\n"
         "from dask.distributed import Client, LocalCluster\n"
-        "from bullet_setimpact.rollouts import monte_carlo\n"
+        "from bullet_setimpact.montecarlo.rollouts import monte_carlo\n"
         "params = {'duration': 0.15}\n"
         "serial = monte_carlo('rocking_block', 4, seed=2, executor='serial', params=params)\n"
         "cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)\n"

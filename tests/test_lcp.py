@@ -1,4 +1,4 @@
-"""Lemke's algorithm (bullet_setimpact.lcp) and the branch samplers built on it (laws.branch_sampling)."""
+"""Lemke's algorithm (bullet_setimpact.core.lcp) and the branch samplers built on it (laws.branch_sampling)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, lcp, planar
-from bullet_setimpact import lcp_solve as lcp_module
+from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, planar
+from bullet_setimpact.core import lcp
+from bullet_setimpact.core import lcp_solve as lcp_module
+from bullet_setimpact.core.branch_sampling import BatchedLCPSolver, LemkeSolver
+from bullet_setimpact.core.lcp import RESIDUAL_TOL, basis_matrix, lcp_residual, lemke, random_covering
+from bullet_setimpact.core.lcp_milp import milp_lcp
+from bullet_setimpact.core.lcp_solve import complete_solve, solve_lcp
+from bullet_setimpact.core.problem import COLLISION_TOL
 from bullet_setimpact.errors import LCPSolverError, LemkeError
 from bullet_setimpact.laws.base import ImpactLaw
-from bullet_setimpact.laws.branch_sampling import BatchedLCPSolver, LemkeSolver
 from bullet_setimpact.laws.routh import integrate, step_lcp_bounds, step_solver
-from bullet_setimpact.lcp import RESIDUAL_TOL, basis_matrix, lcp_residual, lemke, random_covering
-from bullet_setimpact.lcp_milp import milp_lcp
-from bullet_setimpact.lcp_solve import complete_solve, solve_lcp
-from bullet_setimpact.problem import COLLISION_TOL
 
 from .hard_lcps import rigid_body_contacts
 
@@ -146,7 +147,7 @@ def test_lemke_completes_a_secondary_ray_that_ends_at_a_solution(monkeypatch: py
 
 
 def test_safe_inverse_rejects_ill_conditioned_bases() -> None:
-    """The condition check of basis inverses (:data:`~bullet_setimpact.lcp.MAX_CONDITION` = 1e13).
+    """The condition check of basis inverses (:data:`~bullet_setimpact.core.lcp.MAX_CONDITION` = 1e13).
 
     ``diag(1, d, 1)`` has condition number ``1 / d`` in every norm, and LAPACK's 1-norm
     estimate is exact for a diagonal matrix (its first probe finds the largest column of the

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bullet_setimpact import ImpactProblem
-from bullet_setimpact.problem import friction_basis
+from bullet_setimpact.core.problem import friction_basis
 
 
 def _planar_point_mass() -> ImpactProblem:

@@ -16,7 +16,7 @@ The families (drawn so that what the package meets in simulation is inside them)
   resting (``Jn_i v = 0`` up to round-off, as after an earlier impact), redrawn until some
   contact collides (Algorithm 1 only steps while one does);
 - for the step LCP, caps ``h U[0, 1]`` with ``h`` log-uniform and a fifth of them zero (the
-  sparsified exploration of :class:`~bullet_setimpact.laws.branch_sampling.LemkeSolver`).
+  sparsified exploration of :class:`~bullet_setimpact.core.branch_sampling.LemkeSolver`).
 """
 
 from __future__ import annotations
@@ -46,12 +46,12 @@ from bullet_setimpact import (
     RouthImpact,
     SequentialImpact,
 )
-from bullet_setimpact import lcp_solve as lcp_module
+from bullet_setimpact.core import lcp_solve as lcp_module
+from bullet_setimpact.core.branch_sampling import random_lemke
+from bullet_setimpact.core.lcp import RESIDUAL_TOL, lcp_residual, random_covering
+from bullet_setimpact.core.lcp_solve import solve_lcp
 from bullet_setimpact.errors import LemkeError
-from bullet_setimpact.laws.branch_sampling import random_lemke
 from bullet_setimpact.laws.routh import step_lcp_bounds
-from bullet_setimpact.lcp import RESIDUAL_TOL, lcp_residual, random_covering
-from bullet_setimpact.lcp_solve import solve_lcp
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """Stronge-type restitution against bilinear-spring compliant contact (journal Fig. 12, extended).
 
-The compliant reference is :mod:`bullet_setimpact.compliant`; distances to the restitution
-outcome set are upper bounds from members of the set (:mod:`bullet_setimpact.set_distance`):
+The compliant reference is :mod:`bullet_setimpact.analysis.compliant`; distances to the restitution
+outcome set are upper bounds from members of the set (:mod:`bullet_setimpact.analysis.set_distance`):
 a compliant outcome closer than the tolerance to some member is within the tolerance of the
 set, whatever parts of the set the samplers missed.
 """
@@ -13,9 +13,9 @@ import pytest
 from scipy.optimize import brentq
 
 from bullet_setimpact import ImpactProblem, RouthImpact, planar
-from bullet_setimpact.compliant import compliant_impact, spring_forces
+from bullet_setimpact.analysis.compliant import compliant_impact, spring_forces
+from bullet_setimpact.analysis.set_distance import distance_to_samples, distance_to_set, set_members, witness_outcome
 from bullet_setimpact.laws.restitution import elastic_step_solver, finished, integrate_elastic
-from bullet_setimpact.set_distance import distance_to_samples, distance_to_set, set_members, witness_outcome
 
 #: The target of issue 13: compliant outcomes within 0.5 % of ``|v-|`` of the set.
 TOLERANCE = 0.005

@@ -134,7 +134,7 @@ def test_the_bouncing_ball_scenario_rebounds_at_its_urdf_restitution(client: int
     ``<contact><restitution value="0.8"/>`` and the ground's 1.0 from ``changeDynamics``; the
     combined ``e = 0.8`` reaches the problem, and one contact with nothing sliding gives
     ``v_z+ = -0.8 v_z-`` (Stronge's coefficient equals Newton's here) at the first impact."""
-    from bullet_setimpact.scenario import build
+    from bullet_setimpact.montecarlo.scenario import build
 
     scenario = build("bouncing_ball", client, {"duration": 0.5})
     sim = ImpactSimulator(scenario.law, client, seed=0)
@@ -155,7 +155,7 @@ def test_the_hopping_leg_robot_rebounds_at_its_urdf_restitution(client: int) -> 
     whole generalized velocity (joint rates stay 0), ``e = 0.6``, and the pre-impact speed is the
     free fall from 0.3 m, ``sqrt(2 g 0.3) = 2.426 m/s``, within one step's ``g dt`` of Bullet's
     semi-implicit Euler."""
-    from bullet_setimpact.scenario import build
+    from bullet_setimpact.montecarlo.scenario import build
 
     scenario = build("hopping_leg", client, {"duration": 0.5})
     sim = ImpactSimulator(scenario.law, client, seed=0)
@@ -171,7 +171,7 @@ def test_a_monte_carlo_report_shows_the_rebound_ratio() -> None:
     """The bouncing ball's first impact has one contact with combined restitution 0.8 and nothing
     sliding, so ``-vn+/vn- = 0.8`` in every rollout (derived in the test above); the run's
     ``rebound_ratios`` and its report show it."""
-    from bullet_setimpact.rollouts import monte_carlo
+    from bullet_setimpact.montecarlo.rollouts import monte_carlo
 
     results = monte_carlo("bouncing_ball", 2, seed=0, executor="serial", params={"duration": 0.4})
     np.testing.assert_allclose(results.rebound_ratios(), 0.8, rtol=1e-9)

@@ -43,10 +43,11 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from bullet_setimpact.bullet.drop_worlds import DROP_WORLDS, GROUNDS, DropWorld, bullet_output_discarded, load_drop_world, lowest_point
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.errors import UnstableDampingWarning
 from bullet_setimpact.laws import get_law
+
+from .drop_worlds import DROP_WORLDS, GROUNDS, DropWorld, bullet_output_discarded, load_drop_world, lowest_point
 
 SECONDS = 2.0
 TIME_STEP = 1.0 / 240.0

@@ -18,9 +18,9 @@ import pytest
 from bullet_setimpact.cli import main
 from bullet_setimpact.laws import RouthImpact
 from bullet_setimpact.laws.base import LawOutcome
-from bullet_setimpact.plotting import first_impact_normals, rollouts_figure
-from bullet_setimpact.pool import execute
-from bullet_setimpact.rollouts import RolloutResults, monte_carlo
+from bullet_setimpact.montecarlo.pool import execute
+from bullet_setimpact.montecarlo.rollouts import RolloutResults, monte_carlo
+from bullet_setimpact.viz.plotting import first_impact_normals, rollouts_figure
 
 SCENARIO = "rocking_block"
 FAST = {"duration": 0.15}  # the drop and the first impact, nothing more
@@ -61,7 +61,7 @@ def test_same_seed_same_results_on_every_executor() -> None:
 def _run_in_subprocess(out: Path, rollouts: int, workers: int) -> subprocess.Popen:
     where = "executor='serial'" if workers == 1 else f"workers={workers}"
     code = (
-        "from bullet_setimpact.rollouts import monte_carlo\n"
+        "from bullet_setimpact.montecarlo.rollouts import monte_carlo\n"
         f"monte_carlo({SCENARIO!r}, {rollouts}, seed=1, out={str(out)!r}, params={FAST!r}, {where})\n"
     )
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -200,7 +200,7 @@ def test_sigterm_stops_the_cli_and_its_workers_and_the_run_resumes(tmp_path: Pat
 
 def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
     """SIGKILL leaves no cleanup to the parent: its pool workers must notice on their own
-    (within :data:`~bullet_setimpact.pool.PARENT_POLL` s) and end, not wait forever on the
+    (within :data:`~bullet_setimpact.montecarlo.pool.PARENT_POLL` s) and end, not wait forever on the
     pool's pipes."""
     out = tmp_path / "run"
     process = _run_in_subprocess(out, 40, workers=2)
@@ -394,7 +394,7 @@ def test_failed_rollouts_are_recorded_reported_and_not_redone(tmp_path: Path, mo
     (index, seed, reason, the events before), reported in the summary and the figure, and a
     resumed run redoes neither finished nor recorded rollouts; ``retry_failed`` redoes
     exactly the recorded ones (and, the streams being the same, they fail again)."""
-    import bullet_setimpact.rollouts as rollouts_module
+    import bullet_setimpact.montecarlo.rollouts as rollouts_module
 
     out = tmp_path / "run"
     results = monte_carlo(SCENARIO, 8, seed=0, law=FlakyLaw(0.3, 10), executor="serial", out=out, params=FAST)
@@ -462,7 +462,7 @@ def test_result_files_follow_the_umask(tmp_path: Path) -> None:
 def test_user_scenario_script_by_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A copy of a shipped script under another name runs by path, from Python and the CLI,
     with the same parameter checks and the same numbers as the shipped one."""
-    from bullet_setimpact.scenario import SCENARIO_DIR
+    from bullet_setimpact.montecarlo.scenario import SCENARIO_DIR
 
     script = tmp_path / "my_block.py"
     script.write_text((SCENARIO_DIR / f"{SCENARIO}.py").read_text())
@@ -481,7 +481,7 @@ def test_scenario_script_takes_the_cli_arguments(tmp_path: Path) -> None:
     its usage and help naming ``python scenarios/x.py`` and no scenario argument (the script is the
     scenario: a name given anyway is an unrecognized argument); ``--rollouts 2 --param ...``
     runs two rollouts."""
-    from bullet_setimpact.scenario import SCENARIO_DIR
+    from bullet_setimpact.montecarlo.scenario import SCENARIO_DIR
 
     script = str(SCENARIO_DIR / f"{SCENARIO}.py")
     shown = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True, timeout=120)
@@ -501,7 +501,7 @@ def test_pool_runs_from_stdin_without_a_main_guard() -> None:
     """The README's ``monte_carlo`` call fed to ``python -`` (no file, no ``__main__`` guard)
     runs on a 2-worker pool and prints the same first-impact outcome counts as a serial run."""
     call = f"monte_carlo({SCENARIO!r}, 4, workers=2, params={FAST!r})"
-    code = f"from bullet_setimpact.rollouts import monte_carlo\nprint(dict({call}.outcome_counts()))\n"
+    code = f"from bullet_setimpact.montecarlo.rollouts import monte_carlo\nprint(dict({call}.outcome_counts()))\n"
     done = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == str(dict(monte_carlo(SCENARIO, 4, executor="serial", params=FAST).outcome_counts()))
@@ -512,9 +512,9 @@ def test_spawn_pool_that_cannot_start_stops_at_once_naming_the_fix() -> None:
     from ``python -`` they cannot (there is no file), so the first pool breaks before any
     result: the run stops with one line naming the guard and ``workers=1``, no restarts."""
     code = (
-        "import bullet_setimpact.pool as pool\n"
+        "import bullet_setimpact.montecarlo.pool as pool\n"
         "pool.start_method = lambda: 'spawn'\n"
-        "from bullet_setimpact.rollouts import monte_carlo\n"
+        "from bullet_setimpact.montecarlo.rollouts import monte_carlo\n"
         f"monte_carlo({SCENARIO!r}, 4, workers=2, params={FAST!r})\n"
     )
     done = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300)

@@ -16,8 +16,8 @@ from scipy.integrate import solve_ivp
 from bullet_setimpact import LAWS
 from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.simulator import ImpactEvent, ImpactFailure, ImpactSimulator
-from bullet_setimpact.labels import DISK_STACK_LETTERS, bottom_corner_label, link_label, pair_label
-from bullet_setimpact.scenario import Scenario, available, build, describe, load, make_law, parameters
+from bullet_setimpact.montecarlo.labels import DISK_STACK_LETTERS, bottom_corner_label, link_label, pair_label
+from bullet_setimpact.montecarlo.scenario import Scenario, available, build, describe, load, make_law, parameters
 
 GRAVITY = 9.81
 SCENARIOS = (
@@ -354,7 +354,7 @@ def test_zeno_block_rate_ratio_and_accumulation(client: int) -> None:
 def test_available_reads_docstrings_without_running_scripts(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """``available()`` lists a script whose body would raise if executed: it reads the
     docstring with ``ast`` only."""
-    import bullet_setimpact.scenario as scenario_module
+    import bullet_setimpact.montecarlo.scenario as scenario_module
 
     (tmp_path / "exploding.py").write_text('"""Exploding: never run me.\n\nMeasures: nothing.\n"""\nraise RuntimeError("executed")\n')
     monkeypatch.setattr(scenario_module, "SCENARIO_DIR", tmp_path)
@@ -365,7 +365,7 @@ def test_distinct_corners_get_distinct_labels() -> None:
     """The default URDF drop (the 1 x 0.5 x 2 m slab, flat) lands on its four bottom corners,
     which all belong to the root link "slab": each gets the signs of its corner in the link
     frame (x and y either sign, z < 0), and the report defines every label."""
-    from bullet_setimpact.rollouts import monte_carlo
+    from bullet_setimpact.montecarlo.rollouts import monte_carlo
 
     results = monte_carlo("urdf_drop", 1, executor="serial", params={"duration": 0.1})
     first = results.records[0].events[0]

@@ -1,4 +1,4 @@
-"""The shipped URDFs reproduce the journal's examples of ``bullet_setimpact.planar``.
+"""The shipped URDFs reproduce the journal's examples of ``bullet_setimpact.analysis.planar``.
 
 Each planar URDF is loaded at the journal's impact configuration (recomputed here the way
 ``planar.py`` computes it), and the model extracted by ``bullet_setimpact.bullet`` must give

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pybullet as p
 
-from ..problem import ImpactProblem
+from ..core.problem import ImpactProblem
 from .configuration import Configuration
 from .contacts import Contact
 from .frames import tangent_basis

@@ -1,7 +1,7 @@
 """The journal's planar examples as live PyBullet worlds (the URDFs in ``urdf/``).
 
 Each planar URDF is a fixed base with prismatic-x, prismatic-z and revolute-(-y) joints
-whose coordinates equal :mod:`bullet_setimpact.planar`'s ``q`` exactly (see each file's
+whose coordinates equal :mod:`bullet_setimpact.analysis.planar`'s ``q`` exactly (see each file's
 header), so the extracted ``M`` and contact Jacobians equal the closed-form models.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pybullet as p
 
-from .. import planar
+from ..analysis import planar
 from ..data import data_path
 from .inventory import movable_joints
 

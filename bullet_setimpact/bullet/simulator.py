@@ -34,21 +34,21 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
+from .._threads import blas_controller, one_blas_thread
+from ..core.problem import ImpactProblem, friction_basis
 from ..errors import EventCapWarning, ImpactFailure, RestitutionIgnoredWarning, SetImpactError, UnstableDampingWarning
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
 from ..laws.checked import CheckedLaw
-from ..problem import ImpactProblem, friction_basis
-from ..threads import blas_controller, one_blas_thread
 from ..validation import positive_int, positive_number
 from .assembly import clusters, combined_restitution, contact_problem
-from .budget import DistanceBudget, SpeedBound, budget
 from .configuration import Configuration
 from .contacts import SEED_MARGIN, Contact, ContactFinder
 from .damping import unstable_damping
 from .events import arrivals, contact_points, localize, pushed_by_bullet
 from .inventory import check_client
 from .model import WorldModel
+from .resting.budget import DistanceBudget, SpeedBound, budget
 from .state import Snapshot
 
 logger = logging.getLogger("bullet_setimpact")
@@ -495,7 +495,7 @@ class ImpactSimulator:
 
     def _resolve_impacts(self, time: float, contacts: list[Contact]) -> list[ImpactEvent]:
         """Resolve every colliding contact cluster among ``contacts`` (current configuration), on
-        one BLAS thread (:mod:`~bullet_setimpact.threads`: an event's products are small)."""
+        one BLAS thread (:mod:`~bullet_setimpact._threads`: an event's products are small)."""
         with one_blas_thread():
             return self._resolve_clusters(time, contacts)
 
@@ -583,7 +583,7 @@ class ImpactSimulator:
         return outcome.result, outcome.law, outcome.failure
 
     def _diagnostics(self, problem: ImpactProblem, v_minus: np.ndarray) -> dict[str, Any]:
-        from ..diagnostics import normal_coupling, order_independent
+        from ..analysis.diagnostics import normal_coupling, order_independent
 
         verdict = order_independent(problem, v_minus)
         return {"normal_coupling": normal_coupling(problem), "order_independent": verdict}

@@ -2,7 +2,7 @@
 
 All contacts are resolved at once: ``0 <= Lambda_n  _|_  Jn v+ >= 0`` with linearized
 Coulomb friction at ``v+``.  :meth:`AnitescuPotraImpact.resolve` returns Lemke's solution
-(or, where Lemke fails, that of :func:`~bullet_setimpact.lcp_solve.solve_lcp`'s complete stage);
+(or, where Lemke fails, that of :func:`~bullet_setimpact.core.lcp_solve.solve_lcp`'s complete stage);
 :meth:`AnitescuPotraImpact.all_outcomes` enumerates every distinct post-impact velocity.
 """
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from ..lcp import LCPSolution, lcp_residual
-from ..lcp_solve import solve_lcp
-from ..problem import ImpactProblem
+from ..core.lcp import LCPSolution, lcp_residual
+from ..core.lcp_solve import solve_lcp
+from ..core.problem import ImpactProblem
 from ..validation import positive_int
 from .base import ImpactLaw, LawOutcome
 
@@ -37,9 +37,9 @@ def apply_impulse(problem: ImpactProblem, v: np.ndarray, z: np.ndarray) -> tuple
 def solve_anitescu_potra(problem: ImpactProblem, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, LCPSolution]:
     """The solution of the Anitescu-Potra LCP: ``(v_plus, [lambda_n; lambda_D], solution)``.
 
-    :func:`~bullet_setimpact.lcp_solve.solve_lcp` without a covering vector: Lemke's default
+    :func:`~bullet_setimpact.core.lcp_solve.solve_lcp` without a covering vector: Lemke's default
     covering vectors (ones, then fixed pseudo-random ones; above ``PIVOT_CAP_SIZE`` the ones
-    last, :func:`~bullet_setimpact.lcp_solve.large_lcp_coverings`), so the result is deterministic.
+    last, :func:`~bullet_setimpact.core.lcp_solve.large_lcp_coverings`), so the result is deterministic.
     No bounds are passed to the complete stage: where rows are redundant (dependent
     ``Jbar`` rows) the impulses are bounded only along the range of ``Jbar^T`` (by the
     kinetic energy), so no finite bound holds for every problem; the complete stage then

@@ -6,7 +6,7 @@ in one method, :meth:`ImpactLaw._resolve`, which returns a :class:`LawOutcome`.
 
 Rules for implementers of ``_resolve``:
 
-- use only the :class:`~bullet_setimpact.problem.ImpactProblem` (never PyBullet);
+- use only the :class:`~bullet_setimpact.core.problem.ImpactProblem` (never PyBullet);
 - draw randomness only from the ``rng`` argument (no global state);
 - return the velocity after every impulse increment in ``path`` (``path[0] == v_minus``),
   the total normal impulse per contact and the total tangential impulse per contact;
@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..problem import ImpactProblem
+from ..core.problem import ImpactProblem
 
 RandomLike = None | int | np.random.SeedSequence | np.random.Generator
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.problem import ImpactProblem
 from ..errors import ImpactFailure, SetImpactError
-from ..problem import ImpactProblem
 from .base import ImpactLaw, ImpactResult, RandomLike
 
 #: Relative energy increase above which a law's outcome is rejected.

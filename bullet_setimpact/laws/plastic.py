@@ -19,7 +19,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..problem import COLLISION_TOL, ImpactProblem
+from ..core.problem import COLLISION_TOL, ImpactProblem
 from .base import ImpactLaw, LawOutcome
 
 #: Largest number of contacts in the scope whose ``2^s`` modes are enumerated.

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..lcp_solve import solve_lcp
-from ..problem import COLLISION_TOL, ImpactProblem
+from ..core.lcp_solve import solve_lcp
+from ..core.problem import COLLISION_TOL, ImpactProblem
 from ..validation import positive_int
 from .base import ImpactLaw, LawOutcome, contact_orders, terminated_outcomes
 

@@ -55,8 +55,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
-from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
+from ..core.branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
+from ..core.problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
 
 #: Energy left below this fraction of the sample's initial kinetic energy counts as returned.
 ENERGY_TOL = 1e-12

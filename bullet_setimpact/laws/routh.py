@@ -9,7 +9,7 @@ e.g. the compass gait, whose Anitescu-Potra sub-LCP has three solutions.  A dete
 pivot rule would silently keep a single branch, so every step here picks its solution at
 random: Lemke runs with a random positive covering vector, and the batched solver draws
 uniformly among the cached complementary bases that are feasible for the sample (see
-:class:`~bullet_setimpact.laws.branch_sampling.BatchedLCPSolver`).
+:class:`~bullet_setimpact.core.branch_sampling.BatchedLCPSolver`).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from typing import Literal, overload
 import numpy as np
 from scipy.stats import qmc
 
+from ..core.branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
+from ..core.problem import COLLISION_TOL, ImpactProblem, approaching, step_lcp_bounds
 from ..errors import SamplesDroppedWarning
-from ..problem import COLLISION_TOL, ImpactProblem, approaching, step_lcp_bounds
 from ..validation import positive_int, positive_number
 from .anitescu_potra import solve_anitescu_potra
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
-from .branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
 from .restitution import elastic_step_solver, finished, integrate_elastic
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`: its first chunk, and the
@@ -183,7 +183,7 @@ class OutcomeSet:
         Of those, how many went to Lemke (cache misses and exploration).
     fallbacks : int
         Of the Lemke calls, how many randomized Lemke failed on and a deterministic stage
-        of :func:`~bullet_setimpact.lcp_solve.solve_lcp` answered (one valid solution each).
+        of :func:`~bullet_setimpact.core.lcp_solve.solve_lcp` answered (one valid solution each).
     seconds : float
         Wall-clock time.
     """

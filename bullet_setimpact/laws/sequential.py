@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..problem import COLLISION_TOL, ImpactProblem
+from ..core.problem import COLLISION_TOL, ImpactProblem
 from ..validation import positive_int
 from .anitescu_potra import solve_anitescu_potra
 from .base import ImpactLaw, LawOutcome, contact_orders, terminated_outcomes

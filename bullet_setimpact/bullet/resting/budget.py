@@ -1,0 +1,585 @@
+"""A distance budget: how long the contact set of a resting world cannot change.
+
+After a full contact evaluation (:meth:`~.contacts.ContactFinder.contacts`) found no arrival,
+every link pair has a *slack*: how far its features may move before the evaluation could
+answer differently.  For a link pair in contact it is the smallest of ``tol - d`` over its
+touching features (they stay in contact) and ``d - tol`` over its other box corners (none
+enters contact); for a pair out of contact it is ``d - tol - SEED_MARGIN`` with ``d`` its
+closest distance (the pair stays out of the seed band, see :data:`~.contacts.SEED_MARGIN`;
+for a moving link against a static box or plane, not box against box, ``min(d, box corner
+gaps) - tol``; for two boxes within the seed band, their sharp distance less ``tol``; see
+:meth:`DistanceBudget._out_of_contact`), or ``LOOKAHEAD - tol - SEED_MARGIN`` beyond the
+lookahead.
+
+A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds its speed
+from the base and joint velocities (:class:`SpeedBound`): Bullet's semi-implicit Euler moves
+positions with the step's *end* velocity, exactly so for a rigid body's base, and to first
+order in the step for a multibody's links (the Jacobian changes along the step); :data:`SAFETY`
+covers that change, with the larger of the start and end speeds.  The gap of two links' points
+changes by at most the sum of their displacements.  While every pair's slack exceeds what its
+two links have spent (for the pairs beyond the lookahead, the most any link of the two bodies
+has spent), the evaluation would find the same contact features and no new one, so it is
+skipped.  When only the pairs measured by their closest distance (those out of contact, and
+those in contact through their closest point alone) have spent their slack, they are measured
+again instead of the full evaluation (:meth:`DistanceBudget.remeasure`: one
+``getClosestPoints`` per spent link pair, or per body pair when a pair beyond the lookahead
+may have come near).  A link pair in contact through box corners alone whose slack is spent is
+evaluated again on its own and kept while the same corners touch
+(:meth:`DistanceBudget.touching_holds`); if its new slack would be spent within
+:data:`RENEWED_STEPS` steps (corners creeping), it is checked every step instead, by a
+:class:`~.corner_watch.CornerWatch` or by evaluating it alone, until its links slow down
+(:meth:`DistanceBudget.measured_hold`).  A closest-point contact (a sphere or mesh on the
+ground) has no account: Bullet's manifold, read after every step anyway, bounds its gap
+(:meth:`DistanceBudget.watched_hold`).  Checking every account costs O(1) while the most any link has spent
+since the last check of each stays within the least headroom that check found.  Bullet
+pushing a point out of contact (its speculative contacts) is not bounded here: the simulator
+checks ``getContactPoints`` every step (:func:`~.events.pushed_by_bullet`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pybullet as p
+
+from ..contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Pair, PointKey, pair_key, point_keys
+from ..state import Snapshot
+from .corner_watch import CornerWatch
+
+#: Factor on the per-step displacement bound (first order for multibody links, see module docstring).
+SAFETY = 2.0
+#: A link pair measured again (:meth:`DistanceBudget.touching_holds`) gets a new account when
+#: its new slack outlasts this many steps at the last step's spending; otherwise it is evaluated
+#: every step (:meth:`DistanceBudget.measured_hold`).
+RENEWED_STEPS = 4.0
+#: [m] Margin on a sharp box-box distance (:meth:`DistanceBudget._out_of_contact`) for the round-off
+#: between its arithmetic and the corner completion's.
+SHARP_MARGIN = 1e-9
+
+
+def _reach(low: np.ndarray, high: np.ndarray, point: np.ndarray) -> float:
+    """Largest distance from ``point`` to the box ``[low, high]`` (attained at a corner)."""
+    return float(np.linalg.norm(np.maximum(np.abs(low - point), np.abs(high - point))))
+
+
+class SpeedBound:
+    """Largest material-point speed of each link of the moving bodies [m/s], from a
+    :class:`~.state.Snapshot` (no PyBullet call).
+
+    A point ``x`` of link ``i`` moves at ``v_b + w_b x (x - c_b) + sum_j qdot_j a_j x (x - o_j)``
+    (revolute and spherical joints ``j`` on the path from the base to ``i``, ``o_j`` the
+    joint's origin; a prismatic joint adds ``qdot_j a_j``), so its speed is at most
+    ``|v_b| + |w_b| D_b(i) + sum_j |qdot_j| D_j(i)``, with ``D`` bounds on the distances from
+    the base's centre of mass and from each joint origin to the points of ``i``: along the
+    path, each link ``k`` adds its *reach* ``rho_k``, the farthest point of its geometry (its
+    world AABB's corners) or of its children's joint origins from its own joint origin.  The
+    reaches are distances within one rigid link, read once at construction.
+    """
+
+    def __init__(self, client: int, bodies: dict[int, tuple[int, ...]]) -> None:
+        #: Per body: ``[1, D_b, C]``, the speed bound per link (base first) is this matrix times
+        #: ``[|v_b|, |w_b|, |qdot_1|, ...]``.
+        self._terms = {body: self._distances(client, body, joints) for body, joints in bodies.items()}
+        #: Per body without movable joints: ``D_b`` of each link, the bound on Python floats
+        #: (``|v_b| + |w_b| D_b``: one product a link, where NumPy's call costs microseconds).
+        self._base_reaches = {body: terms[:, 1].tolist() for body, terms in self._terms.items() if terms.shape[1] == 2}
+
+    @staticmethod
+    def _distances(client: int, body: int, joints: tuple[int, ...]) -> np.ndarray:
+        count = p.getNumJoints(body, physicsClientId=client)
+        info = [p.getJointInfo(body, joint, physicsClientId=client) for joint in range(count)]
+        parent = [int(row[16]) for row in info]
+        centre = np.array(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
+        origins = [
+            np.array(p.getLinkState(body, joint, computeForwardKinematics=True, physicsClientId=client)[4]) for joint in range(count)
+        ]
+        reach = []
+        for link in range(-1, count):
+            here = centre if link == -1 else origins[link]
+            low, high = (np.asarray(corner) for corner in p.getAABB(body, link, physicsClientId=client))
+            children = [float(np.linalg.norm(origins[child] - here)) for child in range(count) if parent[child] == link]
+            reach.append(max([_reach(low, high, here), *children]))
+        column = {joint: position for position, joint in enumerate(joints)}
+        base = np.zeros(count + 1)
+        coefficients = np.zeros((count + 1, len(joints)))
+        base[0] = reach[0]
+        for link in range(count):
+            path = []  # the link and its ancestors, nearest first
+            ancestor = link
+            while ancestor != -1:
+                path.append(ancestor)
+                ancestor = parent[ancestor]
+            distance = 0.0
+            for joint in path:  # D_j(link): the reaches from joint j's link down to this link
+                distance += reach[joint + 1]
+                if joint in column:
+                    prismatic = info[joint][2] == p.JOINT_PRISMATIC
+                    coefficients[link + 1, column[joint]] = 1.0 if prismatic else distance
+            base[link + 1] = reach[0] + distance
+        return np.column_stack([np.ones(count + 1), base, coefficients])
+
+    def speeds(self, snapshot: Snapshot) -> dict[int, list[float]]:
+        """Bound of the point speeds of each body's links (the base first) in ``snapshot``, as
+        Python floats (the budget compares them one at a time)."""
+        found = {}
+        for state in snapshot.bodies:
+            terms = self._terms.get(state.body)
+            if terms is None:
+                continue
+            linear, angular = math.hypot(*state.velocity[0]), math.hypot(*state.velocity[1])
+            reaches = self._base_reaches.get(state.body)
+            if reaches is not None:
+                found[state.body] = [linear + reach * angular for reach in reaches]
+            else:
+                found[state.body] = terms.dot([linear, angular, *state.joint_speeds]).tolist()
+        return found
+
+
+class _Check(NamedTuple):
+    """A one-by-one check of accounts (:meth:`DistanceBudget._check`)."""
+
+    static: float  # least left of the accounts with a static side
+    moving: float  # ... and of those of two moving links
+    spent: list  # the accounts with nothing left
+
+
+class _Measured(NamedTuple):
+    """A link pair checked every step (:meth:`DistanceBudget.measured_hold`)."""
+
+    corners: set[Feature]  # the box corners that must touch
+    watch: CornerWatch | None  # None where a watch does not apply
+    slack: float  # its slack when last measured
+
+
+def _body(link: tuple[int, int]) -> int:
+    return link[0]
+
+
+class DistanceBudget:
+    """Slack of each link pair and the displacement each link has spent since (see module docstring).
+
+    Slacks are kept as thresholds on the cumulative spending, so a pair measured again later
+    (:meth:`remeasure`) continues from the same account.  A link pair in contact only through
+    its closest point (no box corner in contact: spheres, meshes, capsules) is measured again
+    from its closest distance like the pairs out of contact: its feature stays in contact while
+    that distance is within the tolerance.
+
+    Parameters
+    ----------
+    tolerance : float
+        The contact tolerance [m].
+    touching : dict
+        ``((body, link), (body, link)) -> slack [m]`` of the box corners of the link pairs in
+        contact (``tol - d`` of those in contact, ``d - tol`` of the others).
+    closest : set
+        The link pairs in contact only through their closest point.
+    corner_contacts : dict, optional
+        The touching box corners (vertex features) of each link pair in contact through box
+        corners alone, for measuring it again when its account is spent (:meth:`_touch_again`).
+    lookahead : float
+        Distance [m] beyond which the link pairs missing from the measurements are.
+    pairs : list
+        Every body pair ``(body_a, body_b)`` of the contact search.
+    speeds : dict
+        Point-speed bounds of every moving body's links when the slack was measured (:class:`SpeedBound`).
+    """
+
+    def __init__(
+        self,
+        finder: ContactFinder,
+        touching: dict[Pair, float],
+        closest: set[Pair],
+        lookahead: float,
+        speeds: dict[int, list[float]],
+        corner_contacts: dict[Pair, set[Feature]] | None = None,
+    ) -> None:
+        self.touching = touching
+        #: The same link pairs as PyBullet's contact points name them (:func:`~.events.pushed_by_bullet`).
+        self.touching_keys = frozenset(key for pair in touching for key in point_keys(pair))
+        self._corner_contacts = {} if corner_contacts is None else corner_contacts
+        #: The link pairs checked every step instead of by an account (:meth:`measured_hold`);
+        #: their accounts in :attr:`touching` are infinite.
+        self._measured: dict[Pair, _Measured] = {}
+        #: What each link has spent, up to the steps still ``_pending`` (charged to
+        #: :attr:`most` only, and to each link when an account is checked one by one), and
+        #: the speeds at the end of the last step charged to each link.
+        self.spent = {body: np.zeros(len(value)) for body, value in speeds.items()}
+        self._pending: list[tuple[dict[int, list[float]], float]] = []
+        self._speeds = speeds
+        self._peaks = {body: max(value) for body, value in speeds.items()}
+        self._finder = finder
+        self._tolerance = finder.tolerance
+        self._closest = closest
+        #: The closest-point contacts checked from Bullet's manifold (:meth:`watched_hold`) instead
+        #: of by an account, with their number of moving sides; the same keyed as PyBullet's
+        #: contact points name them (``bodyA, bodyB, linkA, linkB``, either way round); the last
+        #: step (its duration, the speed bounds at its start and end); and the :attr:`most` up
+        #: to which the last check of the watched pairs keeps them all in contact.
+        self._watched = {(a, b): sides for a, b in closest if not self._box_box(a, b) and (sides := (a[0] in speeds) + (b[0] in speeds))}
+        self._watched_keys = {key: pair for pair in self._watched for key in point_keys(pair)}
+        self._last_step = (0.0, speeds, speeds)
+        self._watched_until = 0.0
+        self._lookahead = lookahead
+        self.nearby: dict[Pair, float] = {}
+        #: The box pairs accounted by their sharp distance (:meth:`_out_of_contact`), keyed as
+        #: PyBullet's contact points name them (either way round).
+        self._sharp: dict[PointKey, Pair] = {}
+        self.bodies: dict[tuple[int, int], float] = {}
+        #: Spending bound of every moving link (the most any link was charged in a step, summed
+        #: over the steps), its value when every account was last checked one by one, and the
+        #: least headroom found then (accounts with a static side, accounts of two moving links).
+        self.most = 0.0
+        self._checked_at = 0.0
+        self._headroom = (0.0, 0.0)
+        #: The last one-by-one check of the touching accounts (at :attr:`most`), and the spent
+        #: accounts the last one-by-one check of the others found (for :meth:`remeasure`).
+        self._touching_check = _Check(math.inf, math.inf, [])
+        self._touching_checked_at = -1.0
+        self._spent_bodies: list[tuple[int, int]] = []
+        self._spent_nearby: list[Pair] = []
+
+    def spend(self, speeds: dict[int, list[float]], duration: float) -> None:
+        """Charge a step of ``duration`` ending at ``speeds``: each link the larger of its start
+        and end speed bounds times ``SAFETY duration``, :attr:`most` the largest of any link.
+
+        The links are charged when an account is checked one by one (:meth:`_charge_links`);
+        the last step's charge of one link is :meth:`_step_charge`."""
+        largest = 0.0
+        for body, speed in speeds.items():
+            peak = max(speed)
+            largest = max(largest, peak, self._peaks[body])
+            self._peaks[body] = peak
+        self.most += SAFETY * duration * largest
+        self._last_step = (duration, self._last_step[2], speeds)
+        self._pending.append((speeds, duration))
+
+    def _charge_links(self) -> None:
+        """Charge the pending steps to each link: step ``k`` charges ``SAFETY dt_k max(s_{k-1},
+        s_k)``, added step by step (a cumulative sum, whose rounding is that of adding them one
+        at a time); one NumPy pass per body, since hundreds of steps pend between checks."""
+        if not self._pending:
+            return
+        durations = SAFETY * np.array([duration for _, duration in self._pending])[:, None]
+        for body in self.spent:
+            bounds = np.array([self._speeds[body]] + [speeds[body] for speeds, _ in self._pending])  # s_0, s_1, ...
+            charges = durations * np.maximum(bounds[:-1], bounds[1:])
+            self.spent[body] = np.cumsum(np.vstack([self.spent[body], charges]), axis=0)[-1]
+        self._speeds = self._pending[-1][0]
+        self._pending.clear()
+
+    def _within_headroom(self) -> bool:
+        """Whether every account still holds because no link has spent more since the last
+        check of each than that check's headroom (twice for two moving links)."""
+        since = self.most - self._checked_at
+        return since < self._headroom[0] and 2.0 * since < self._headroom[1]
+
+    def _check(self, accounts: dict, spent_of: Callable[[Any], float], body_of: Callable[[Any], int]) -> _Check:
+        """One-by-one check of ``accounts`` (``(side_a, side_b) -> slack``, a side's spending
+        ``spent_of(side)``, its body ``body_of(side)``): the least left of those with a static
+        side and of those of two moving bodies, and the spent ones."""
+        static = moving = math.inf
+        spent = []
+        for pair, slack in accounts.items():
+            a, b = pair
+            spent_a, spent_b = spent_of(a), spent_of(b)
+            if slack <= spent_a + spent_b:
+                spent.append(pair)
+            left = slack - spent_a - spent_b
+            if body_of(a) in self.spent and body_of(b) in self.spent:
+                moving = min(moving, left)
+            else:
+                static = min(static, left)
+        return _Check(static, moving, spent)
+
+    def watched_hold(self, manifold: Sequence[tuple]) -> bool:
+        """True while every closest-point contact not of two boxes is within the tolerance: they
+        have no account, but a bound that the last check of them set (:meth:`_watch`); past it
+        they are checked from Bullet's contact points ``manifold`` read after the step, else by
+        one ``getClosestPoints`` each.
+
+        Bullet detects collisions at the start of its step, before it moves the bodies, and puts
+        a point at a link pair's closest distance into the pair's manifold whenever that distance
+        is below its contact breaking threshold (0.02 m by default, far above the tolerance), by
+        the same algorithm as ``getClosestPoints`` for every pair but box-box (see
+        :meth:`_out_of_contact`).  So the pair's largest manifold distance bounds its closest
+        distance at the step's start (older points keep their distance along their own normal;
+        taking the largest only weakens the bound), and what the step charged its links
+        (:meth:`_step_charge`) bounds the change to the step's end.
+        """
+        if self.most <= self._watched_until:
+            return True
+        keys = self._watched_keys
+        largest: dict[Pair, float] = {}
+        for point in manifold:
+            pair = keys.get(point[1:5])
+            if pair is not None and not point[8] <= largest.get(pair, -math.inf):
+                largest[pair] = point[8]
+        tolerance = self._tolerance
+        bounds = {pair: largest.get(pair, math.inf) + self._pair_charge(pair) for pair in self._watched}
+        unconfirmed = [pair for pair, bound in bounds.items() if not bound <= tolerance]
+        if unconfirmed:
+            bounds.update(self._finder.link_gaps(unconfirmed, tolerance))
+            if any(not bounds[pair] <= tolerance for pair in unconfirmed):
+                return False
+        self._watch(bounds)
+        return True
+
+    def sharp_pairs_clear(self, manifold: Sequence[tuple]) -> bool:
+        """True while Bullet's manifold ``manifold`` (read after the step) holds no point within the
+        tolerance of a box pair accounted by its sharp distance (:meth:`_out_of_contact`): such a
+        point, persisting from an earlier contact along its old normal, would be a contact of the
+        full evaluation."""
+        if not self._sharp:
+            return True
+        sharp, tolerance = self._sharp, self._tolerance
+        return not any(point[8] <= tolerance and point[1:5] in sharp for point in manifold)
+
+    def _pair_charge(self, pair: Pair) -> float:
+        """What the last step charges the two links of ``pair`` together (:meth:`_step_charge`)."""
+        return self._step_charge(pair[0]) + self._step_charge(pair[1])
+
+    def _step_charge(self, link: tuple[int, int]) -> float:
+        """What the last step charges ``link`` (as :meth:`_charge_links` does; 0 for a static
+        link), on Python floats: a NumPy operation on two scalars costs microseconds."""
+        duration, start, end = self._last_step
+        row = end.get(link[0])
+        if row is None:
+            return 0.0
+        index = link[1] + 1
+        return SAFETY * duration * max(start[link[0]][index], row[index])
+
+    def _watch(self, gaps: dict[Pair, float]) -> None:
+        """Keep the watched pairs, each at most ``gaps[pair]`` within the tolerance now, until
+        :attr:`most` has grown by the least ``(tolerance - gap) / moving sides``."""
+        left = [(self._tolerance - gaps[pair]) / sides for pair, sides in self._watched.items()]
+        self._watched_until = self.most + min(left, default=math.inf)
+
+    def touching_holds(self) -> bool:
+        """True while no box corner of a link pair in contact can have entered or left contact
+        (spent pairs touching through box corners alone are measured again, :meth:`_touch_again`)."""
+        if self._within_headroom():
+            return True
+        check = self._check(self.touching, self._spent, _body)
+        if check.spent and self._touch_again(check.spent):
+            check = self._check(self.touching, self._spent, _body)
+        self._touching_check = check
+        self._touching_checked_at = self.most
+        return not check.spent
+
+    def _touch_again(self, spent: list[Pair]) -> bool:
+        """Measure the ``spent`` link pairs in contact again when each touches through box corners
+        alone: True while the evaluation of the pair (:meth:`~.contacts.ContactFinder.pair_contacts`)
+        finds the same corners and nothing else (a manifold point of Bullet's away from them, as
+        of a box sliding, is another feature).  Each pair's account is renewed from its corner
+        gaps (:meth:`_renew`); a pair whose new slack would be spent within :data:`RENEWED_STEPS`
+        steps (feet creeping over the ground: the total-displacement bound charges their lateral
+        motion against a slack of 0.1 mm) is checked every step instead (:meth:`measured_hold`)."""
+        if not all(pair in self._corner_contacts for pair in spent):
+            return False
+        for pair in spent:
+            if self._pair_features(pair) != self._corner_contacts[pair]:
+                return False
+            slack = self._renew(pair)
+            if slack is not None:
+                contacts = self._corner_contacts[pair]
+                self._measured[pair] = _Measured(
+                    contacts, CornerWatch.start(self._finder, pair, contacts, set(self.spent), self.most), slack
+                )
+                self.touching[pair] = math.inf
+        return True
+
+    def _renew(self, pair: Pair) -> float | None:
+        """Give a link pair touching through box corners alone a new account from its corner gaps
+        (closed form, :meth:`~.contacts.ContactFinder.corner_gaps`) when the slack outlasts
+        :data:`RENEWED_STEPS` steps at the last step's spending; else return the slack."""
+        contacts = self._corner_contacts[pair]
+        gaps = self._finder.corner_gaps(pair)
+        slack = corner_slack(self._tolerance, {feature: gap for feature, gap in gaps.items() if feature in contacts}, gaps)
+        if slack <= RENEWED_STEPS * self._pair_charge(pair):
+            return slack
+        self.touching[pair] = slack + self._spent(pair[0]) + self._spent(pair[1])
+        return None
+
+    def measured_hold(self, manifold: Sequence[tuple]) -> bool:
+        """True while the evaluation of each link pair checked every step (:meth:`_touch_again`)
+        would find the same box corners in contact and nothing else: the full evaluation would
+        then find the contact set it found, as it does for the pairs under an account.  A
+        :class:`~.corner_watch.CornerWatch` answers from one pose read; where it does not apply
+        or cannot tell, the pair is evaluated (:meth:`~.contacts.ContactFinder.corner_pair_features`).
+        ``manifold``: Bullet's contact points read after the step (every pair).
+
+        A pair whose links have slowed down so that its last measured slack would outlast
+        :data:`RENEWED_STEPS` steps of the last step's spending gets an account again (a body
+        that came to rest then costs O(1) a step, not a check)."""
+        calmed = []
+        for pair, measured in self._measured.items():
+            verdict = None if measured.watch is None else measured.watch.holds(self.most, manifold)
+            if verdict is None:
+                verdict = self._pair_features(pair) == measured.corners
+            if not verdict:
+                return False
+            if RENEWED_STEPS * self._pair_charge(pair) < measured.slack:
+                calmed.append(pair)
+        for pair in calmed:
+            slack = self._renew(pair)
+            if slack is None:
+                del self._measured[pair]
+                self._headroom = (0.0, 0.0)  # the new account is checked one by one next step
+            else:
+                self._measured[pair] = self._measured[pair]._replace(slack=slack)
+        return True
+
+    def _pair_features(self, pair: Pair) -> set[Feature]:
+        """The contact features the evaluation of one link pair touching through box corners finds now."""
+        return self._finder.corner_pair_features(pair)
+
+    def others_hold(self) -> bool:
+        """True while no link pair out of contact can have come within the seed band
+        (:data:`~.contacts.SEED_MARGIN`; within the tolerance for the pairs of
+        :meth:`_out_of_contact`) and no closest-point contact can have left the tolerance.
+
+        Called after :meth:`touching_holds` found the touching accounts held; when every
+        account holds, records the least headroom of all for :meth:`_within_headroom`."""
+        if self._within_headroom():
+            return True
+        most = self._most()
+        bodies = self._check(self.bodies, lambda body: most.get(body, 0.0), int)
+        nearby = self._check(self.nearby, self._spent, _body)
+        self._spent_bodies, self._spent_nearby = bodies.spent, nearby.spent
+        if bodies.spent or nearby.spent:
+            return False
+        if self._touching_checked_at != self.most:  # the touching accounts at this spending
+            self.touching_holds()
+        touching = self._touching_check
+        self._headroom = (min(touching.static, bodies.static, nearby.static), min(touching.moving, bodies.moving, nearby.moving))
+        self._checked_at = self.most
+        return True
+
+    def measure(self, nearby: dict[Pair, float]) -> bool:
+        """Measure the link pairs out of contact and the closest-point contacts anew from the
+        closest distances ``nearby`` (:meth:`~.contacts.ContactFinder.pair_gaps` within the
+        lookahead); True when the former are beyond the seed band and the latter within the
+        tolerance."""
+        if any(nearby.get(pair, np.inf) > self._tolerance for pair in self._closest):
+            return False
+        self._watch(nearby)
+        most = self._most()
+        accounted = (pair for pair in nearby if (pair not in self.touching or pair in self._closest) and pair not in self._watched)
+        measured = {pair: nearby[pair] for pair in accounted}
+        self._sharp = {}
+        self.nearby = {pair: self._threshold(pair, gap) for pair, gap in measured.items()}
+        band = self._tolerance + SEED_MARGIN
+        self.bodies = {(a, b): self._lookahead - band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._finder.pairs}
+        return self.others_hold()
+
+    def remeasure(self) -> bool:
+        """Measure again what :meth:`others_hold` just found spent: only the spent link pairs (one
+        ``getClosestPoints`` each, :meth:`~.contacts.ContactFinder.link_gaps`), or every body
+        pair (:meth:`measure`) when an account of the pairs beyond the lookahead is spent."""
+        if self._spent_bodies:
+            return self.measure(self._finder.pair_gaps(self._lookahead))
+        spent = self._spent_nearby
+        gaps = self._finder.link_gaps(spent, self._lookahead)
+        if any(gaps.get(pair, np.inf) > self._tolerance for pair in spent if pair in self._closest):
+            return False
+        self.nearby.update((pair, self._threshold(pair, gaps.get(pair, self._lookahead))) for pair in spent)
+        return self.others_hold()
+
+    def _threshold(self, pair: Pair, gap: float) -> float:
+        """The account of a link pair at closest distance ``gap``: a closest-point contact
+        stays within the tolerance, another pair out of contact (:meth:`_out_of_contact`)."""
+        a, b = pair
+        slack = self._tolerance - gap if pair in self._closest else self._out_of_contact(pair, gap)
+        return slack + self._spent(a) + self._spent(b)
+
+    def _out_of_contact(self, pair: Pair, gap: float) -> float:
+        """How far a link pair out of contact at closest distance ``gap`` may close before the
+        full evaluation could find a contact of it.
+
+        Bullet's manifold finds box-box contacts with its box-box detector on sharp boxes, but
+        ``getClosestPoints`` runs GJK on rounded ones (:data:`~.contacts.SEED_MARGIN`); every
+        other pair goes through the same algorithm for both queries (the two create-function
+        tables of ``btDefaultCollisionConfiguration`` differ only in box-box).  A persistent
+        manifold point keeps the normal it was found with; against the flat faces of a static
+        box or plane its distance along that normal is the height of a point of the moving
+        link above the face, never below the closest distance.  So a pair of a moving link and
+        a static box or plane, not box against box, stays out of contact while its closest
+        distance and the box corners of either link (the evaluation's other source, measured
+        sharp) stay beyond the tolerance; any other pair must stay out of the seed band.
+
+        Two boxes within the seed band (jenga blocks side by side, a box by a wall) are measured
+        sharp instead (:meth:`~.contacts.ContactFinder.box_gap`): while that distance stays beyond
+        the tolerance no corner of either enters it, their rounded closest distance (never below
+        the sharp one) stays beyond it too, and a manifold point Bullet keeps from an earlier
+        contact is caught by :meth:`sharp_pairs_clear`.
+        """
+        a, b = pair
+        if gap <= self._tolerance + SEED_MARGIN and self._box_box(a, b):
+            sharp = self._finder.box_gap(pair)
+            if sharp is not None and sharp > self._tolerance + SHARP_MARGIN:
+                self._sharp.update(dict.fromkeys(point_keys(pair), pair))
+                return sharp - self._tolerance - SHARP_MARGIN
+        if (a[0] in self.spent) == (b[0] in self.spent):  # two moving links (a static pair has no account)
+            return gap - (self._tolerance + SEED_MARGIN)
+        static = b if a[0] in self.spent else a
+        if not self._finder.geometries(*static) <= {p.GEOM_BOX, p.GEOM_PLANE} or self._box_box(a, b):
+            return gap - (self._tolerance + SEED_MARGIN)
+        return min(gap, min(self._finder.corner_gaps(pair, near=gap).values(), default=np.inf)) - self._tolerance
+
+    def _box_box(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
+        """Whether both links have a box (Bullet's manifold measures them sharp, ``getClosestPoints`` rounded)."""
+        return p.GEOM_BOX in self._finder.geometries(*a) and p.GEOM_BOX in self._finder.geometries(*b)
+
+    def _most(self) -> dict[int, float]:
+        self._charge_links()
+        return {body: float(spent.max()) for body, spent in self.spent.items()}
+
+    def _spent(self, link: tuple[int, int]) -> float:
+        if self._pending:
+            self._charge_links()
+        spent = self.spent.get(link[0])
+        return 0.0 if spent is None else float(spent[link[1] + 1])
+
+
+def corner_slack(tolerance: float, touching: dict[Feature, float], corners: dict[Feature, float]) -> float:
+    """How far a link pair in contact may close or open before a ``touching`` feature (feature ->
+    gap) leaves the tolerance or another of its box ``corners`` (feature -> gap) enters it."""
+    others = [gap - tolerance for feature, gap in corners.items() if feature not in touching]
+    return min([tolerance - gap for gap in touching.values()] + others, default=np.inf)
+
+
+def budget(
+    finder: ContactFinder, contacts: list[Contact], nearby: dict[Pair, float], lookahead: float, speeds: dict[int, list[float]]
+) -> DistanceBudget | None:
+    """The budget after a full evaluation whose ``contacts`` are all touching (see module
+    docstring), or None when it has no slack; ``nearby`` holds the closest distance of the
+    link pairs within ``lookahead`` (:meth:`~.contacts.ContactFinder.pair_gaps`), the others
+    are beyond it.
+
+    The pair feature of a link pair in contact through its box corners is taken as covered by
+    them: Bullet's manifold points of such a pair sit at those corners (and are merged with them).
+    """
+    tolerance = finder.tolerance
+    groups: dict[Pair, list[Contact]] = {}
+    for contact in contacts:
+        groups.setdefault(pair_key(contact.pair), []).append(contact)
+    touching = {}
+    closest = set()
+    corner_contacts = {}
+    for link_pair, group in groups.items():
+        gaps: dict[Feature, float] = {}
+        for contact in group:  # a feature stays in contact while its nearest point does
+            gaps[contact.feature] = min(gaps.get(contact.feature, np.inf), contact.gap)
+        corners = finder.corner_gaps(link_pair)
+        if set(gaps) == {("pair", link_pair)}:
+            closest.add(link_pair)
+            touching[link_pair] = corner_slack(tolerance, {}, corners)
+        else:
+            touching[link_pair] = corner_slack(tolerance, gaps, corners)
+            if all(feature[0] == "vertex" for feature in gaps):
+                corner_contacts[link_pair] = set(gaps)
+    result = DistanceBudget(finder, touching, closest, lookahead, speeds, corner_contacts)
+    return result if result.touching_holds() and result.measure(nearby) else None
