@@ -80,6 +80,7 @@ for cid, (law, seed, tilt) in laws.items():
 """
 
 
+@pytest.mark.subprocess
 def test_unmodified_code_inside_hook_equals_explicit_loop() -> None:
     """Module-level ``p.stepSimulation()`` (client 0) and ``BulletClient.stepSimulation()``,
     hooked side by side with a Routh and an Anitescu-Potra law: events recorded, each
@@ -201,6 +202,7 @@ def test_install_uninstall_equal_the_explicit_loop(clients: list[int]) -> None:
     assert _pose(clients[0]) == _pose(clients[1])
 
 
+@pytest.mark.subprocess
 def test_gym_example_runs(tmp_path: Path) -> None:
     """examples/gym_rocking_block.py runs its unmodified environment plainly and hooked
     (3 seeds) and writes its figure."""

@@ -20,6 +20,8 @@ import pytest
 
 from bullet_setimpact.montecarlo.scenario import available
 
+pytestmark = pytest.mark.subprocess
+
 ROOT = Path(__file__).resolve().parents[1]  # the repository these tests belong to
 #: What the build needs from the repository (pyproject.toml's package-dir mapping).
 SOURCES = ("pyproject.toml", "README.md", "bullet_setimpact", "urdf", "scenarios")

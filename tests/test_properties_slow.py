@@ -55,8 +55,12 @@ from bullet_setimpact.laws.routh import step_lcp_bounds
 
 pytestmark = pytest.mark.slow
 
-N_LCPS = 10_000
-N_PROBLEMS = 10_000
+#: Sweep size of the bulk families: ``BULLET_SETIMPACT_SWEEP`` LCPs and as many impacts per law
+#: (10,000 by default, as CI runs them; a smaller value gives a quicker, weaker local check).
+SWEEP = os.environ.get("BULLET_SETIMPACT_SWEEP", "10000")
+if not SWEEP.isdigit() or int(SWEEP) < 1:
+    raise ValueError(f"BULLET_SETIMPACT_SWEEP must be a positive integer, got {SWEEP!r}")
+N_LCPS = N_PROBLEMS = int(SWEEP)
 WORKERS = min(2, os.cpu_count() or 1)
 CHUNK = 250
 #: Kinetic energy may not rise along a path by more than this fraction of ``E(v-)`` (round-off).

@@ -24,6 +24,8 @@ import pytest
 
 import bullet_setimpact
 
+pytestmark = pytest.mark.subprocess
+
 PACKAGE_ROOT = Path(bullet_setimpact.__file__).resolve().parents[1]
 README = Path(__file__).resolve().parents[1] / "README.md"
 SCHEDULER = "tcp://SCHEDULER_HOST:8786"

@@ -75,6 +75,7 @@ def _wait_for_files(out: Path, count: int, process: subprocess.Popen, timeout: f
         time.sleep(0.05)
 
 
+@pytest.mark.subprocess
 def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     """Kill the whole run with SIGKILL after a few rollouts are on disk; the same call then
     finishes the rest and matches an uninterrupted run exactly, one file per rollout."""
@@ -102,6 +103,7 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.subprocess
 def test_a_killed_worker_is_replaced(tmp_path: Path) -> None:
     """SIGKILL one worker of the pool mid-run: the pool is rebuilt, the run completes, and the
     results equal the serial ones."""
@@ -177,6 +179,7 @@ def test_a_finished_pool_is_joined_before_execute_returns() -> None:
     assert not [thread for thread in managers if thread.is_alive()]
 
 
+@pytest.mark.subprocess
 def test_sigterm_stops_the_cli_and_its_workers_and_the_run_resumes(tmp_path: Path) -> None:
     """``kill`` (SIGTERM) of ``bullet-setimpact run`` on a 2-worker pool: it says so and exits
     with 128 + 15 = 143 at once, its workers end with it, and resuming into the same
@@ -198,6 +201,7 @@ def test_sigterm_stops_the_cli_and_its_workers_and_the_run_resumes(tmp_path: Pat
     _same(resumed, monte_carlo(SCENARIO, 40, seed=1, params=FAST, executor="serial"))
 
 
+@pytest.mark.subprocess
 def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
     """SIGKILL leaves no cleanup to the parent: its pool workers must notice on their own
     (within :data:`~bullet_setimpact.montecarlo.pool.PARENT_POLL` s) and end, not wait forever on the
@@ -476,6 +480,7 @@ def test_user_scenario_script_by_path(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "2 rollouts" in capsys.readouterr().out
 
 
+@pytest.mark.subprocess
 def test_scenario_script_takes_the_cli_arguments(tmp_path: Path) -> None:
     """``python scenarios/x.py --help`` prints the help and the parameters without simulating,
     its usage and help naming ``python scenarios/x.py`` and no scenario argument (the script is the
@@ -497,6 +502,7 @@ def test_scenario_script_takes_the_cli_arguments(tmp_path: Path) -> None:
     assert ran.returncode == 0 and "rocking_block: 2 rollouts" in ran.stdout.replace(script, "rocking_block")
 
 
+@pytest.mark.subprocess
 def test_pool_runs_from_stdin_without_a_main_guard() -> None:
     """The README's ``monte_carlo`` call fed to ``python -`` (no file, no ``__main__`` guard)
     runs on a 2-worker pool and prints the same first-impact outcome counts as a serial run."""
@@ -507,6 +513,7 @@ def test_pool_runs_from_stdin_without_a_main_guard() -> None:
     assert done.stdout.strip().splitlines()[-1] == str(dict(monte_carlo(SCENARIO, 4, executor="serial", params=FAST).outcome_counts()))
 
 
+@pytest.mark.subprocess
 def test_spawn_pool_that_cannot_start_stops_at_once_naming_the_fix() -> None:
     """With the ``spawn`` start method (macOS, Windows), workers re-import the main script;
     from ``python -`` they cannot (there is no file), so the first pool breaks before any

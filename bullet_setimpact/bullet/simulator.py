@@ -165,6 +165,10 @@ class ImpactSimulator:
         Bullet corrects a penetration ``d`` with the velocity ``ERP d / tau``, so unscaled a
         10 us step would push a resting contact 0.1 mm deep out at 400x a whole step's
         ``ERP d / dt``, velocity the next impact would see as its ``v-``.
+    resting_budget : bool
+        Skip the contact evaluation of the steps that the resting-contact certificates prove
+        cannot change the contact set (:mod:`~bullet_setimpact.bullet.resting`; default True).
+        False evaluates every step: the reference path, with the same events, slower at rest.
 
     Warns
     -----
@@ -189,6 +193,7 @@ class ImpactSimulator:
         diagnostics: bool = False,
         friction_directions: int | None = None,
         erp: Mapping[str, float] | None = None,
+        resting_budget: bool = True,
     ) -> None:
         if isinstance(law, type):
             raise ValueError(f"law must be an impact law instance, got the class {law.__name__}; create one, e.g. {law.__name__}(...)")
@@ -210,6 +215,9 @@ class ImpactSimulator:
         self.diagnostics = diagnostics
         self.friction_directions = friction_directions
         self.erp = _error_reduction(erp)
+        if not isinstance(resting_budget, bool):
+            raise ValueError(f"resting_budget must be True or False, got {resting_budget!r}")
+        self.resting_budget = resting_budget
         blas_controller()  # the BLAS libraries found now (3 ms), not at the first impact (one_blas_thread)
         #: Model of every body of the client (static ones included, without DoF).
         self.world = WorldModel(self.client)
@@ -235,7 +243,8 @@ class ImpactSimulator:
         self._dt = self._current_step = 0.0
         moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]
         # the budget needs every moving body's speed and the state checks of the tracked ones
-        self._speed = SpeedBound(self.client, {body: self._dynamic[body] for body in moving}) if set(moving) <= set(self._dynamic) else None
+        budgeted = resting_budget and set(moving) <= set(self._dynamic)
+        self._speed = SpeedBound(self.client, {body: self._dynamic[body] for body in moving}) if budgeted else None
         self._budget: DistanceBudget | None = None
         #: Steps the current budget has skipped; after one that skipped none, the next is
         #: started only after ``_backoff`` quiet steps (doubling up to :data:`MAX_BACKOFF`),
