@@ -16,6 +16,7 @@ import pybullet_data
 import pytest
 
 from bullet_setimpact.bullet.contacts import ContactFinder
+from bullet_setimpact.bullet.resting.certificates import AfterStep, StaticBodiesUnmoved
 from bullet_setimpact.bullet.resting.corner_watch import CornerWatch
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
 from bullet_setimpact.laws import get_law
@@ -567,3 +568,30 @@ def test_the_certificates_change_no_event(name: str) -> None:
     assert certified == reference
     assert certified  # every world lands
     assert skipped >= 0.25 * seconds / DT
+
+
+def test_resting_budget_takes_only_a_bool(client: int) -> None:
+    with pytest.raises(ValueError, match="resting_budget must be True or False, got 'no'"):
+        ImpactSimulator(get_law("routh"), client, resting_budget="no")
+
+
+def test_moving_a_static_body_breaks_its_certificate(client: int) -> None:
+    """A cube resting on the ground opens the certificates within a few steps; they hold while
+    nothing moves, and the static-bodies certificate fails once the ground is moved by 1 mm
+    (the accounts charge only moving links, so a moved static body voids them)."""
+    _setup(client, "box")
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0)
+    for _ in range(24):
+        simulator.step()
+    resting = simulator._resting
+    assert resting is not None and resting.ledger is not None
+    (statics,) = [certificate for certificate in resting.certificates if isinstance(certificate, StaticBodiesUnmoved)]
+    after = AfterStep(client, set(), frozenset())
+    assert statics.holds(after)
+    ground = next(iter(statics.poses))
+    position, orientation = p.getBasePositionAndOrientation(ground, physicsClientId=client)
+    p.resetBasePositionAndOrientation(ground, [position[0], position[1], position[2] - 1e-3], orientation, physicsClientId=client)
+    assert not statics.holds(after)
+    skipped = simulator.budget_steps
+    simulator.step()
+    assert simulator.budget_steps == skipped  # the step was evaluated in full

@@ -17,9 +17,9 @@ Each call of :meth:`ImpactSimulator.step` advances one Bullet time step:
    finishes that step.
 
 Resting contact costs little more than Bullet's step: after a full contact evaluation that
-found nothing arriving, a :class:`~.budget.DistanceBudget` bounds how far the bodies can
-move before the evaluation could answer differently, and until it is spent only Bullet's
-step, a speed bound and the check for points Bullet pushed out of contact are paid.
+found nothing arriving, the resting-contact certificates (:mod:`.resting.certificates`) bound
+how far the bodies can move before the evaluation could answer differently, and while they
+hold only Bullet's step, a speed bound and the check of Bullet's points are paid.
 """
 
 from __future__ import annotations
@@ -45,10 +45,11 @@ from .assembly import clusters, combined_restitution, contact_problem
 from .configuration import Configuration
 from .contacts import SEED_MARGIN, Contact, ContactFinder
 from .damping import unstable_damping
-from .events import arrivals, contact_points, localize, pushed_by_bullet
+from .events import arrivals, localize, pushed_by_bullet
 from .inventory import check_client
 from .model import WorldModel
-from .resting.budget import DistanceBudget, SpeedBound, budget
+from .resting.budget import SpeedBound
+from .resting.certificates import RestingContact
 from .state import Snapshot
 
 logger = logging.getLogger("bullet_setimpact")
@@ -61,7 +62,7 @@ TARGET_FRACTION = 0.1
 #: faster than ``LOOKAHEAD / dt`` (24 m/s at 240 Hz) could arrive unannounced; it is then
 #: resolved at the step's end with a logged warning.
 LOOKAHEAD = 0.1
-#: Most quiet steps between two attempts to start a distance budget (:mod:`.budget`).
+#: Most quiet steps between two attempts to open a distance budget (:mod:`.resting.certificates`).
 MAX_BACKOFF = 64
 #: PyBullet's error reduction parameters, by their ``setPhysicsEngineParameter`` names: ``erp``
 #: (joints and limits, ``btContactSolverInfo::m_erp``), ``contactERP`` (contacts, ``m_erp2``,
@@ -233,24 +234,30 @@ class ImpactSimulator:
         self.time = 0.0
         #: Steps in which the event cap was hit.
         self.capped_steps = 0
-        #: Steps that skipped the contact evaluation within the distance budget (:mod:`.budget`).
+        #: Steps that skipped the contact evaluation under the resting-contact certificates.
         self.budget_steps = 0
         self._bodies = len(self.world.body_ids)
         self._touching: set | None = None
         self._last: Snapshot | None = None
-        self._end: Snapshot | None = None  # the state after a step that ended at a budget check
+        self._end: Snapshot | None = None  # the state after a step that ended at a certificate check
         self._near = True
         self._dt = self._current_step = 0.0
         moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]
-        # the budget needs every moving body's speed and the state checks of the tracked ones
-        budgeted = resting_budget and set(moving) <= set(self._dynamic)
-        self._speed = SpeedBound(self.client, {body: self._dynamic[body] for body in moving}) if budgeted else None
-        self._budget: DistanceBudget | None = None
-        #: Steps the current budget has skipped; after one that skipped none, the next is
-        #: started only after ``_backoff`` quiet steps (doubling up to :data:`MAX_BACKOFF`),
-        #: so a world that never rests does not pay for a budget every step.
-        self._budget_age = self._backoff = self._budget_wait = 0
-        self._static_poses: dict[int, tuple] = {}
+        # the certificates need every moving body's speed and the state checks of the tracked ones
+        self._resting = (
+            RestingContact(
+                self.client,
+                self.finder,
+                SpeedBound(self.client, {body: self._dynamic[body] for body in moving}),
+                self._dynamic,
+                self.world.static_bodies,
+                self._snapshot,
+                LOOKAHEAD,
+                MAX_BACKOFF,
+            )
+            if resting_budget and set(moving) <= set(self._dynamic)
+            else None
+        )
         #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
         self._models: dict[tuple[int, ...], WorldModel] = {}
 
@@ -279,7 +286,7 @@ class ImpactSimulator:
             else:
                 snapshot = self._checked_snapshot()
                 if snapshot is None or self._last is None or not snapshot.same_positions(self._last):
-                    self._budget = None  # the user moved a body (or nothing was near): measure again
+                    self._drop_budget()  # the user moved a body (or nothing was near): measure again
                 if snapshot is not None and (self._touching is None or self._last is None or not snapshot.same_velocities(self._last)):
                     # first step, or the user changed velocities: contacts may be colliding now
                     events += self._resolve_and_track(self.time)
@@ -402,55 +409,24 @@ class ImpactSimulator:
         return tau, events
 
     def _within_budget(self, touching: set, duration: float) -> bool:
-        """Whether the step just taken left the contact set as it was (:mod:`.budget`): the
-        link pairs in contact within their slack (or evaluated again, each alone), Bullet pushed
-        no point out of contact, and the other link pairs beyond the seed band (by the bound,
-        else measured).  Drops the budget when not."""
-        if self._budget is None or self._speed is None:
+        """Whether every resting-contact certificate held over the step just taken, so the full
+        evaluation would find the contact set ``touching`` again (:mod:`.resting.certificates`)."""
+        if self._resting is None:
             return False
-        end = self._snapshot()
-        budget = self._budget
-        budget.spend(self._speed.speeds(end), duration)
-        if budget.touching_holds() and self._statics_unmoved():
-            manifold = contact_points(self.client)  # Bullet's points after the step, read once
-            if (
-                not self._pushed_by_bullet(touching, budget.touching_keys, manifold)
-                and budget.watched_hold(manifold)
-                and budget.sharp_pairs_clear(manifold)
-                and (budget.others_hold() or budget.remeasure())
-                and budget.measured_hold(manifold)
-            ):
-                self._end = end
-                self._budget_age += 1
-                return True
-        self._budget_failed()
-        return False
-
-    def _budget_failed(self) -> None:
-        """Drop the budget; back off from starting the next if this one skipped no step."""
-        self._backoff = min(max(1, 2 * self._backoff), MAX_BACKOFF) if self._budget_age == 0 else 0
-        self._budget_wait = self._backoff
-        self._budget = None
+        end = self._resting.holds(touching, duration)
+        if end is None:
+            return False
+        self._end = end
+        return True
 
     def _start_budget(self, contacts: list[Contact], nearby: dict) -> None:
-        """Measure the slack of the current contact set (every contact touching, see :mod:`.budget`)."""
-        if self._speed is None:
-            return
-        if self._budget_wait > 0:
-            self._budget_wait -= 1
-            return
-        end = self._snapshot()
-        self._budget = budget(self.finder, contacts, nearby, LOOKAHEAD, self._speed.speeds(end))
-        self._end = end
-        self._budget_age = 0
-        if self._budget is None:
-            self._budget_failed()
-        self._static_poses = {body: p.getBasePositionAndOrientation(body, physicsClientId=self.client) for body in self.world.static_bodies}
+        """Open the certificates on the current contact set (every contact touching)."""
+        if self._resting is not None:
+            self._end = self._resting.open(contacts, nearby) or self._end
 
-    def _statics_unmoved(self) -> bool:
-        """Whether no static body was moved (``resetBasePositionAndOrientation``) since the budget."""
-        client = self.client
-        return all(p.getBasePositionAndOrientation(body, client) == pose for body, pose in self._static_poses.items())
+    def _drop_budget(self) -> None:
+        if self._resting is not None:
+            self._resting.drop()
 
     def _feature_gaps_at(self, snapshot: Snapshot, tau: float, features: list, far: float) -> float:
         """Smallest gap of ``features`` after simulating ``tau`` from ``snapshot``."""
@@ -490,14 +466,14 @@ class ImpactSimulator:
             EventCapWarning,
             stacklevel=3,
         )
-        self._budget = None
+        self._drop_budget()
         self._bullet_step(remaining)
         self._touching = {contact.feature for contact in self.finder.contacts()}
 
     # ------------------------------------------------------------------ events
     def _resolve_and_track(self, time: float) -> list[ImpactEvent]:
         """Resolve the impacts at the current configuration; its contacts become the touching set."""
-        self._budget = None
+        self._drop_budget()
         contacts = self.finder.contacts()
         self._touching = {contact.feature for contact in contacts}
         return self._resolve_impacts(time, contacts)

@@ -1,39 +1,41 @@
-"""A distance budget: how long the contact set of a resting world cannot change.
+"""The ledger of the resting-contact certificates: accounts, spending and speed bounds.
 
-After a full contact evaluation (:meth:`~.contacts.ContactFinder.contacts`) found no arrival,
-every link pair has a *slack*: how far its features may move before the evaluation could
-answer differently.  For a link pair in contact it is the smallest of ``tol - d`` over its
-touching features (they stay in contact) and ``d - tol`` over its other box corners (none
-enters contact); for a pair out of contact it is ``d - tol - SEED_MARGIN`` with ``d`` its
-closest distance (the pair stays out of the seed band, see :data:`~.contacts.SEED_MARGIN`;
-for a moving link against a static box or plane, not box against box, ``min(d, box corner
-gaps) - tol``; for two boxes within the seed band, their sharp distance less ``tol``; see
-:meth:`DistanceBudget._out_of_contact`), or ``LOOKAHEAD - tol - SEED_MARGIN`` beyond the
-lookahead.
+The terms (slack, account, spent, most, headroom, ...) are defined in the glossary of
+:mod:`.certificates`, which also lists the invariants checked against this ledger.
 
-A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds its speed
-from the base and joint velocities (:class:`SpeedBound`): Bullet's semi-implicit Euler moves
-positions with the step's *end* velocity, exactly so for a rigid body's base, and to first
-order in the step for a multibody's links (the Jacobian changes along the step); :data:`SAFETY`
-covers that change, with the larger of the start and end speeds.  The gap of two links' points
-changes by at most the sum of their displacements.  While every pair's slack exceeds what its
-two links have spent (for the pairs beyond the lookahead, the most any link of the two bodies
-has spent), the evaluation would find the same contact features and no new one, so it is
-skipped.  When only the pairs measured by their closest distance (those out of contact, and
-those in contact through their closest point alone) have spent their slack, they are measured
-again instead of the full evaluation (:meth:`DistanceBudget.remeasure`: one
-``getClosestPoints`` per spent link pair, or per body pair when a pair beyond the lookahead
-may have come near).  A link pair in contact through box corners alone whose slack is spent is
-evaluated again on its own and kept while the same corners touch
-(:meth:`DistanceBudget.touching_holds`); if its new slack would be spent within
-:data:`RENEWED_STEPS` steps (corners creeping), it is checked every step instead, by a
-:class:`~.corner_watch.CornerWatch` or by evaluating it alone, until its links slow down
-(:meth:`DistanceBudget.measured_hold`).  A closest-point contact (a sphere or mesh on the
-ground) has no account: Bullet's manifold, read after every step anyway, bounds its gap
-(:meth:`DistanceBudget.watched_hold`).  Checking every account costs O(1) while the most any link has spent
-since the last check of each stays within the least headroom that check found.  Bullet
-pushing a point out of contact (its speculative contacts) is not bounded here: the simulator
-checks ``getContactPoints`` every step (:func:`~.events.pushed_by_bullet`).
+Slack, per link pair, after a full evaluation that found no arrival:
+
+- in contact through features: the least of ``tol - d`` over its touching features (they stay
+  in contact) and ``d - tol`` over its other box corners (none enters contact);
+- out of contact at closest distance ``d``: ``d - tol - SEED_MARGIN`` (it stays out of the seed
+  band). A moving link against a static box or plane, not box against box, gets
+  ``min(d, box corner gaps) - tol``; two boxes within the seed band get their sharp distance
+  less ``tol`` (:meth:`DistanceBudget._out_of_contact`);
+- beyond the lookahead: ``LOOKAHEAD - tol - SEED_MARGIN``.
+
+Spending. A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds
+its speed from the base and joint velocities (:class:`SpeedBound`). Bullet's semi-implicit
+Euler moves positions with the step's *end* velocity: exactly so for a rigid body's base, to
+first order in the step for a multibody's links (the Jacobian changes along the step).
+:data:`SAFETY` covers that change, applied to the larger of the start and end speeds. The gap
+of two links' points changes by at most the sum of their displacements.
+
+The claim. While every pair's slack exceeds what its two links have spent (for the pairs beyond
+the lookahead, the most any link of the two bodies has spent), the full evaluation would find
+the same contact features and no new one. What is spent is measured again, not given up:
+
+- pairs measured by their closest distance: one ``getClosestPoints`` per spent link pair, or per
+  body pair when a pair beyond the lookahead may have come near (:meth:`DistanceBudget.remeasure`);
+- a pair in contact through box corners alone: evaluated again on its own, kept while the same
+  corners touch (:meth:`DistanceBudget.touching_holds`). If its new slack would be spent within
+  :data:`RENEWED_STEPS` steps, it is measured every step (:meth:`DistanceBudget.measured_hold`)
+  until its links calm down;
+- a closest-point contact has no account: Bullet's manifold, read after every step anyway, bounds
+  its gap (:meth:`DistanceBudget.watched_hold`).
+
+Checking every account costs O(1) while ``most`` stays within the headroom of the last
+one-by-one check. Bullet pushing a point out of contact is not bounded here: the certificate
+:class:`~.certificates.NoSpeculativePush` checks for it.
 """
 
 from __future__ import annotations
@@ -441,8 +443,10 @@ class DistanceBudget:
         (:data:`~.contacts.SEED_MARGIN`; within the tolerance for the pairs of
         :meth:`_out_of_contact`) and no closest-point contact can have left the tolerance.
 
-        Called after :meth:`touching_holds` found the touching accounts held; when every
-        account holds, records the least headroom of all for :meth:`_within_headroom`."""
+        When these accounts hold, records the least headroom of all accounts, the touching ones
+        included (checked at this spending if they were not), for :meth:`_within_headroom`; a
+        spent touching account leaves no headroom, so the result does not depend on whether
+        :meth:`touching_holds` ran first."""
         if self._within_headroom():
             return True
         most = self._most()
