@@ -1,0 +1,277 @@
+"""What the hook costs while legged robots walk and an arm pushes: footfalls every few steps.
+
+Three worlds, each built twice (plain Bullet and hooked) in one process and stepped in
+alternate blocks of :data:`BLOCK` steps, so both see the same machine load:
+
+- ``a1``: pybullet_data's a1 on ``plane.urdf`` (a box ground), trotting open loop under
+  position control (diagonal legs in antiphase, :data:`A1_GAIT_HZ`), ``--seconds`` at 240 Hz;
+- ``minitaur``: pybullet_envs' Minitaur model (its ``Minitaur`` class: knee constraints,
+  position-controlled motors), trotting open loop through its leg model;
+- ``panda_push``: panda-gym's ``PandaPush-v3`` with random actions, per ``env.step`` (each one
+  five Bullet steps), episodes reset as the environment asks.
+
+The two copies get the same commands. Printed per world:
+
+- ``ratio``: the hooked loop's total step time over plain's;
+- ``events/s``: impact events per simulated second;
+- ``event ms``: the wall time of the hooked steps with an event, median and p90;
+- ``contacts``: contacts per event, median and largest;
+- ``in events``: the share of the hooked time spent in steps with events;
+- ``quiet``: the median hooked step without an event over plain's median step.
+
+The trots time the step calls alone (the same commands go to both copies); ``panda_push``
+times whole ``env.step`` calls, as a training loop sees them.
+
+    python benchmarks/walking.py                     # every world
+    python benchmarks/walking.py --worlds a1 --seconds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.machinery
+import math
+import os
+import statistics
+import sys
+import time
+import types
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+from pybullet_utils.bullet_client import BulletClient
+
+import bullet_setimpact
+from bullet_setimpact import ImpactSimulator, RouthImpact
+
+#: Steps each loop takes before the other takes its turn.
+BLOCK = 24
+DT = 1.0 / 240.0
+A1_GAIT_HZ = 2.25
+MINITAUR_GAIT_HZ = 2.0
+
+
+def law() -> RouthImpact:
+    return RouthImpact(step="auto", max_steps=50)
+
+
+@dataclass
+class Timings:
+    """Per-step wall times [s] of the two loops and what the hooked steps resolved."""
+
+    plain: list[float] = field(default_factory=list)
+    hooked: list[float] = field(default_factory=list)
+    event_steps: list[int] = field(default_factory=list)  # indices into hooked
+    contacts: list[int] = field(default_factory=list)  # per event
+    simulated: float = 0.0
+    events: int = 0
+
+
+def run_in_blocks(plain_step: Callable[[int], object], hooked_step: Callable[[int], list], steps: int) -> Timings:
+    """Step both loops ``steps`` times in alternate blocks; ``hooked_step`` returns its events."""
+    timings = Timings()
+    for first in range(0, steps, BLOCK):
+        block = range(first, min(first + BLOCK, steps))
+        for index in block:
+            start = time.perf_counter()
+            plain_step(index)
+            timings.plain.append(time.perf_counter() - start)
+        for index in block:
+            start = time.perf_counter()
+            events = hooked_step(index)
+            timings.hooked.append(time.perf_counter() - start)
+            if events:
+                timings.event_steps.append(index)
+                timings.events += len(events)
+                timings.contacts += [len(event.contacts) for event in events]
+    return timings
+
+
+def trot(client: BulletClient, joints: list[int], targets: Callable[[float], list[float]], force: float) -> Callable[[float], None]:
+    """Position-control commands of a trot: ``targets(t)`` for ``joints``."""
+
+    def command(t: float) -> None:
+        client.setJointMotorControlArray(0, joints, p.POSITION_CONTROL, targetPositions=targets(t), forces=[force] * len(joints))
+
+    return command
+
+
+def a1_world() -> tuple[BulletClient, list[int], Callable[[float], list[float]]]:
+    """The a1 standing on plane.urdf; its leg joints and the trot's joint targets at time t."""
+    client = BulletClient(connection_mode=p.DIRECT)
+    client.setGravity(0, 0, -9.81)
+    client.setPhysicsEngineParameter(fixedTimeStep=DT)
+    data = pybullet_data.getDataPath()
+    robot = client.loadURDF(os.path.join(data, "a1/a1.urdf"), [0, 0, 0.3])
+    client.loadURDF(os.path.join(data, "plane.urdf"))
+    legs = ["FR", "FL", "RR", "RL"]
+    named = {client.getJointInfo(robot, j)[1].decode(): j for j in range(client.getNumJoints(robot))}
+    joints = [named[f"{leg}_{part}_joint"] for leg in legs for part in ("hip", "upper", "lower")]
+    phase = {"FR": 0.0, "RL": 0.0, "FL": math.pi, "RR": math.pi}
+    stand = [0.0, 0.85, -1.7]
+    for joint, value in zip(joints, stand * 4, strict=True):
+        client.resetJointState(robot, joint, value)
+
+    def targets(t: float) -> list[float]:
+        values = []
+        ramp = min(1.0, t / 0.5)  # stand first, then trot
+        for leg in legs:
+            angle = 2 * math.pi * A1_GAIT_HZ * t + phase[leg]
+            lift = ramp * max(0.0, math.sin(angle))
+            values += [0.0, stand[1] - ramp * 0.2 * math.cos(angle) + 0.3 * lift, stand[2] - 0.6 * lift]
+        return values
+
+    return client, joints, targets
+
+
+def pybullet_envs_module(name: str) -> types.ModuleType:
+    """``pybullet_envs.<name>`` without running ``pybullet_envs/__init__.py``, which imports
+    ``gym`` (gymnasium replaced it); the package directories are set up empty instead."""
+    spec = importlib.machinery.PathFinder.find_spec("pybullet_envs")  # the installed package, not sys.modules' entry
+
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("pybullet_envs is not installed (it ships with pybullet)")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    parts = name.split(".")
+    for depth in range(len(parts)):
+        package = ".".join(["pybullet_envs", *parts[:depth]])
+        if package not in sys.modules:
+            module = types.ModuleType(package)
+            module.__path__ = [str(root.joinpath(*parts[:depth]))]
+            sys.modules[package] = module
+    return importlib.import_module(f"pybullet_envs.{name}")
+
+
+def minitaur_world() -> tuple[BulletClient, object]:
+    """pybullet_envs' Minitaur standing on plane.urdf (position control, its defaults)."""
+    minitaur_module = pybullet_envs_module("bullet.minitaur")
+    client = BulletClient(connection_mode=p.DIRECT)
+    client.setGravity(0, 0, -9.81)
+    client.setPhysicsEngineParameter(fixedTimeStep=DT)
+    client.loadURDF(os.path.join(pybullet_data.getDataPath(), "plane.urdf"))
+    robot = minitaur_module.Minitaur(pybullet_client=client, urdf_root=pybullet_data.getDataPath(), time_step=DT)
+    return client, robot
+
+
+def minitaur_command(robot: object, t: float) -> None:
+    """A trot through the leg model: diagonal legs in antiphase, swing and extension sines."""
+    angle = 2 * math.pi * MINITAUR_GAIT_HZ * t
+    ramp = min(1.0, t / 0.5)
+    phases = [0.0, math.pi, math.pi, 0.0]  # front left, back left, front right, back right
+    swing = [ramp * 0.3 * math.sin(angle + phase) for phase in phases]
+    extension = [ramp * 0.35 * max(0.0, math.cos(angle + phase)) for phase in phases]
+    robot.ApplyAction(robot.ConvertFromLegModel(np.array(swing + extension)))  # type: ignore[attr-defined]
+
+
+def measure_a1(seconds: float) -> Timings:
+    (plain, plain_joints, targets), (hooked, hooked_joints, _) = a1_world(), a1_world()
+    simulator = ImpactSimulator(law(), hooked, seed=0)
+    commands = (trot(plain, plain_joints, targets, 33.5), trot(hooked, hooked_joints, targets, 33.5))
+    steps = round(seconds / DT)
+
+    def plain_step(index: int) -> None:
+        commands[0](index * DT)
+        plain.stepSimulation()
+
+    def hooked_step(index: int) -> list:
+        commands[1](index * DT)
+        return simulator.step()
+
+    timings = run_in_blocks(plain_step, hooked_step, steps)
+    timings.simulated = seconds
+    return timings
+
+
+def measure_minitaur(seconds: float) -> Timings:
+    (plain, plain_robot), (hooked, hooked_robot) = minitaur_world(), minitaur_world()
+    simulator = ImpactSimulator(law(), hooked, seed=0)
+    steps = round(seconds / DT)
+
+    def plain_step(index: int) -> None:
+        minitaur_command(plain_robot, index * DT)
+        plain.stepSimulation()
+
+    def hooked_step(index: int) -> list:
+        minitaur_command(hooked_robot, index * DT)
+        return simulator.step()
+
+    timings = run_in_blocks(plain_step, hooked_step, steps)
+    timings.simulated = seconds
+    return timings
+
+
+def measure_panda_push(seconds: float) -> Timings:
+    import gymnasium
+    import panda_gym  # noqa: F401  (registers the Panda environments)
+
+    plain, hooked = gymnasium.make("PandaPush-v3"), gymnasium.make("PandaPush-v3")
+    for env in (plain, hooked):
+        env.reset(seed=0)
+    simulator = bullet_setimpact.install(law(), client=hooked.unwrapped.sim.physics_client, seed=0)
+    rng = np.random.default_rng(0)
+    steps = round(seconds / (5 * DT))  # panda-gym takes 5 Bullet steps an env.step
+    actions = rng.uniform(-1.0, 1.0, size=(steps, *plain.action_space.shape))
+
+    def env_step(env: gymnasium.Env) -> Callable[[int], object]:
+        def step(index: int) -> object:
+            _, _, terminated, truncated, _ = env.step(actions[index])
+            if terminated or truncated:
+                env.reset()
+            return None
+
+        return step
+
+    hooked_env_step = env_step(hooked)
+
+    def hooked_step(index: int) -> list:
+        before = len(simulator.events)
+        hooked_env_step(index)
+        return simulator.events[before:]
+
+    try:
+        timings = run_in_blocks(env_step(plain), hooked_step, steps)
+    finally:
+        bullet_setimpact.uninstall(hooked.unwrapped.sim.physics_client)
+        plain.close()
+        hooked.close()
+    timings.simulated = seconds
+    return timings
+
+
+WORLDS: dict[str, Callable[[float], Timings]] = {"a1": measure_a1, "minitaur": measure_minitaur, "panda_push": measure_panda_push}
+
+
+def report(name: str, timings: Timings) -> str:
+    hooked = np.array(timings.hooked)
+    plain = np.array(timings.plain)
+    event_mask = np.zeros(len(hooked), dtype=bool)
+    event_mask[timings.event_steps] = True
+    event_ms = 1e3 * hooked[event_mask]
+    quiet = hooked[~event_mask]
+    median_event = f"{np.median(event_ms):6.2f} / {np.percentile(event_ms, 90):6.2f}" if len(event_ms) else "     - /      -"
+    contacts = f"{statistics.median(timings.contacts):4.0f} / {max(timings.contacts):3d}" if timings.contacts else "   - /   -"
+    return (
+        f"{name:12s} {hooked.sum() / plain.sum():6.2f}x {timings.events / timings.simulated:8.1f} {median_event} "
+        f"{contacts} {hooked[event_mask].sum() / hooked.sum():9.0%} {np.median(quiet) / np.median(plain):6.2f}x"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS), help="worlds to measure (default: all)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="simulated seconds per world (default 5)")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore", category=bullet_setimpact.SetImpactWarning)
+    print(f"{'world':12s} {'ratio':>7s} {'events/s':>8s} {'event ms med / p90':>15s} {'contacts':>9s} {'in events':>9s} {'quiet':>7s}")
+    for name in args.worlds:
+        print(report(name, WORLDS[name](args.seconds)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
