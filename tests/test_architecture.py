@@ -6,7 +6,11 @@ chain of imports, and the package top stays small (the rest lives in capability 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 import bullet_setimpact
 
@@ -149,3 +153,30 @@ def test_the_package_top_holds_at_most_twelve_modules() -> None:
     top = sorted(path.name for path in PACKAGE_DIR.glob("*.py"))
     assert len(top) <= 12, top
     assert {"core", "laws", "analysis", "bullet", "montecarlo", "viz"} <= {path.name for path in PACKAGE_DIR.iterdir() if path.is_dir()}
+
+
+@pytest.mark.subprocess
+def test_the_core_runs_where_pybullet_cannot_be_imported() -> None:
+    """With ``pybullet`` unimportable, ``import bullet_setimpact`` and every module of the layers
+    below the adapter import, and the rocking block's outcome set is computed; the adapter's
+    names fail only when used, naming pybullet."""
+    modules = sorted(name for name in import_graph() if name.startswith(PYBULLET_FREE_LAYERS))
+    code = (
+        "import importlib, sys\n"
+        "sys.modules['pybullet'] = None\n"
+        "import bullet_setimpact\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "from bullet_setimpact import RouthImpact, planar\n"
+        "example = planar.rocking_block()\n"
+        "outcomes = RouthImpact(example.step, example.max_steps).outcome_set(example.problem, example.v_minus, 64, rng=0)\n"
+        "assert outcomes.shape[1] == 3, outcomes.shape\n"
+        "try:\n"
+        "    bullet_setimpact.ImpactSimulator\n"
+        "except ImportError as error:\n"
+        "    assert 'pybullet' in str(error), error\n"
+        "else:\n"
+        "    raise AssertionError('ImpactSimulator imported without pybullet')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE_DIR.parent, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
