@@ -1,12 +1,11 @@
 """What the hook costs per Bullet step, hooked (``ImpactSimulator.step``) against plain
-``p.stepSimulation``, measured in one run (issue 11's table).
+``p.stepSimulation``, measured in one run (the tables of docs/performance.md).
 
 Each world is built twice, in two clients, and the two are stepped for the same number of
 steps (a drop of ``--seconds`` at 240 Hz) in alternate blocks of :data:`BLOCK` steps, so both
-see the same machine load and each loop runs as it would alone.  (Alternating single steps
-flattered the ratios: the hook's Python work between two plain steps evicted Bullet's data
-from the caches, and made plain Bullet's step 1.1x slower for the a1, 1.45x for the cube at rest
-and 2.6x for the sliding cube.)  Each step is timed, and classified by what happened in it:
+see the same machine load and each loop runs as it would alone.  Alternating single steps
+would flatter the ratios: the hook's Python work between two plain steps evicts Bullet's data
+from the caches and slows plain Bullet's step too (docs/performance.md).  Each step is timed, and classified by what happened in it:
 
 - ``free``: no contact point after the step;
 - ``rest``: contact points, no impact event (resting or sliding contact);
@@ -17,7 +16,7 @@ A drop's ``rest`` class holds the steps after landing, while a humanoid still tu
 slides: new pairs keep arriving (slower than the impact threshold), so the contact set must
 be evaluated again.  Resting contact proper is measured after the drop: both worlds step
 ``--settle`` seconds more untimed, then ``--settled`` seconds are timed (``settled``: steps
-with contact and no event, as the issue's profile of an a1 standing after its landing).
+with contact and no event, such as an a1 standing after its landing).
 Halfway through the untimed seconds the hooked world's state is copied into the plain one:
 after an impact the two rest in different poses, on which Bullet's own step costs
 different times (the laikago's differ by 1.3x), and the settled ratio is to measure the hook.
@@ -37,7 +36,7 @@ budget's bookkeeping: the least a resting step of this design can cost.  Then th
 single event steps: the journal's rocking block arriving at its impact configuration with its
 pre-impact velocity (in the third step after its release, not the simulator's first), and the
 a1's four-foot landing.  Last, a cube sliding over each ground at 1 m/s (sliding contact, which
-the distance budget cannot yet skip: the README's "what the hook costs").  Targets (issue 11):
+the resting-contact certificates cannot skip: see docs/performance.md).  Targets:
 resting <= 1.5x for the quadrupeds, humanoid and arms, <= 3x for single cheap bodies; a whole
 2 s drop <= 2x for the quadrupeds and humanoid; rocking-block event <= 2 ms, a1 landing event
 <= 5 ms (medians).

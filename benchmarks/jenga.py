@@ -1,4 +1,4 @@
-"""Jenga stack (issue 10, item 3): 3 crossed layers of ``pybullet_data/jenga/jenga.urdf``
+"""Jenga stack: 3 crossed layers of ``pybullet_data/jenga/jenga.urdf``
 dropped 0.1 m onto the box ground, 2 s at 240 Hz, ``on_failure="raise"``.
 
 Prints, per law and seed: events, the largest event's contact count, the wall time of the

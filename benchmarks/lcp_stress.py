@@ -1,4 +1,4 @@
-"""Stress test of the step-LCP solve (issue 10): many LCPs per hard family, a table of outcomes.
+"""Stress test of the step-LCP solve: many LCPs per hard family, a table of outcomes.
 
 For every family of ``tests/hard_lcps.py`` (the slow tier's bulk family, mu to 1e5, mass
 ratios to 1e8, near-parallel normals, 1e-9 velocities beside O(1), 16..128 contacts, all
@@ -17,10 +17,10 @@ it is solved (``<family>_<first seed>.json``, atomically: the count and time of 
 worst residual, the seeds that fell back or raised, and the commit of the code that solved it), and a
 rerun with the same ``--out`` skips the chunks already there: a run of 10^5 LCPs that is stopped
 loses at most the chunks in flight, and the table always covers every stored seed below
-``--count``. The runs quoted in the issue notes are kept in ``benchmarks/results/lcp_stress/``
-(committed as they grow, since a 10^5 run of the combined family outlasts a working session);
-``--out benchmarks/results/lcp_stress`` prints their table, solving only the seeds below
-``--count`` that are not stored yet (none, with a count the stored chunks cover).
+``--count``.  The output directory is local output and is not kept in git
+(``benchmarks/results/`` is ignored).  Rerun with the same ``--out`` to print the table of
+what is stored, solving only the seeds below ``--count`` that are not stored yet.  The table
+of a 10^5-per-family run, with its columns explained, is in ``docs/performance.md``.
 
 Usage::
 

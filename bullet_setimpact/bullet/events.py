@@ -56,9 +56,10 @@ def arrivals(client: int, contacts: list[Contact], touching: Collection[Feature]
 
 
 def contact_points(client: int) -> tuple:
-    """PyBullet's ``getContactPoints()``: every manifold point of every pair.  ``-1, -1, -2, -2``
-    are its defaults (any body, any link), given by position so that the client can be too:
-    PyBullet parses a keyword argument about 1 us slower."""
+    """PyBullet's ``getContactPoints()``: every manifold point of every pair.
+
+    ``-1, -1, -2, -2`` are its defaults (any body, any link).  They are given by position so
+    that the client can be too: PyBullet parses keyword arguments measurably slower."""
     return p.getContactPoints(-1, -1, -2, -2, client)
 
 

@@ -60,8 +60,9 @@ def inertial_position(client: int, body: int, link: int) -> np.ndarray:
 def inertial_frame(client: int, body: int, link: int) -> tuple[Sequence[float], Sequence[float]]:
     """PyBullet's world position and quaternion ``(x, y, z, w)`` of a link's inertial frame (``-1``: the base).
 
-    Read every step for watched links, so the arguments go by position (``getLinkState``'s
-    ``computeLinkVelocity=0, computeForwardKinematics=1``): PyBullet parses keywords about 1 us slower."""
+    Read every step for watched links.  The arguments therefore go by position
+    (``getLinkState``'s ``computeLinkVelocity=0, computeForwardKinematics=1``), because
+    PyBullet parses keyword arguments measurably slower."""
     if link == -1:
         return p.getBasePositionAndOrientation(body, client)
     return p.getLinkState(body, link, 0, 1, client)[:2]
@@ -120,5 +121,7 @@ _THREE = struct.Struct("3d")
 
 
 def cross(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
-    """``a x b`` of two 3-vectors on Python floats (``np.cross`` costs 15 us of dispatch for this)."""
+    """``a x b`` of two 3-vectors on Python floats.
+
+    ``np.cross`` on two 3-vectors costs more in dispatch than the arithmetic itself."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])

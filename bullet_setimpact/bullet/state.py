@@ -1,10 +1,11 @@
 """Cheap snapshots of a PyBullet world's positions and velocities, to roll a step back.
 
-``p.saveState`` serializes the whole world (about 1 ms for the humanoid, 7x a step), too
-slow to take before every step.  A :class:`Snapshot` reads only base poses, base
-velocities and joint states (a few calls per body) and restores them with the ``reset*``
-functions.  It does not restore forces applied with ``applyExternalForce`` (Bullet clears
-them after each step) nor Bullet's contact warm-starting cache.
+``p.saveState`` serializes the whole world, which costs several Bullet steps: too slow to
+take before every step.  A :class:`Snapshot` reads only base poses, base velocities and
+joint states (a few calls per body).  It restores them with the ``reset*`` functions.
+
+It does not restore forces applied with ``applyExternalForce`` (Bullet clears them after
+each step).  It does not restore Bullet's contact warm-starting cache either.
 """
 
 from __future__ import annotations
@@ -54,10 +55,12 @@ class _BodyState(NamedTuple):
 
 
 def _read(client: int, body: int, joints: tuple[int, ...], single_dof: bool) -> _BodyState:
-    """A body's pose, velocity and joint states.  Made for the simulator, which reads every body
-    twice a step: a body of single-DoF joints is read with ``getJointStates``, whose flat rows
-    PyBullet builds faster than ``getJointStatesMultiDof``'s (1.5 us of 11 for the a1's 12
-    joints), and the client is passed by position (PyBullet parses a keyword 0.5 us slower)."""
+    """A body's pose, velocity and joint states.
+
+    The simulator reads every body twice a step, so this read is kept lean.  A body of
+    single-DoF joints is read with ``getJointStates``: PyBullet builds its flat rows faster
+    than ``getJointStatesMultiDof``'s.  The client is passed by position, because PyBullet
+    parses keyword arguments measurably slower."""
     if not joints:
         joint_states = ()
     elif single_dof:

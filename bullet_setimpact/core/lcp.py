@@ -197,12 +197,12 @@ def _min_ratio_row(
 SPARSE_PIVOT_SIZE = 128
 #: Above :data:`SPARSE_PIVOT_SIZE`, a column of ``W`` with more than this share of nonzeros is
 #: multiplied by all of ``B^-1`` rather than by the gathered columns of its nonzeros
-#: (:func:`_tableau_column`; the two cost the same near 30% at n = 300-1200, one BLAS thread).
+#: (:func:`_tableau_column`). The two cost the same near 30% nonzeros at n = 300-1200, on one BLAS thread.
 GATHER_SHARE = 0.3
-#: Up to this size Lemke's ratio test runs on Python floats, above on numpy arrays: the same
-#: IEEE operations either way (bit-identical pivots), numpy's per-call cost paid off above it
-#: (candidates and ratio test of a random tableau: 28 against 35 us at n = 44, even near 64,
-#: 44 against 33 at 96).  It covers the spatial step LCPs of up to five contacts (11 m rows).
+#: Up to this size Lemke's ratio test runs on Python floats, above it on numpy arrays.
+#: Both perform the same IEEE operations, so the pivots are bit-identical.
+#: Below this size numpy's per-call cost outweighs its speed; the two break even near 64
+#: (docs/performance.md).  It covers the spatial step LCPs of up to five contacts (11 m rows).
 SCALAR_TEST_SIZE = 64
 #: Attempts (each with a fresh random covering vector) before a randomized solve gives up.
 LEMKE_ATTEMPTS = 3
@@ -485,13 +485,15 @@ def _pivot_candidates(column: np.ndarray) -> np.ndarray | list[int]:
 def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray, entering: int) -> int:
     """Pivot ``entering`` (tableau column ``column``) into ``row`` in place; returns the leaving variable.
 
-    A rank-one update; above :data:`SPARSE_PIVOT_SIZE` restricted to the pivot row's nonzero
-    columns of the column-major tableau: ``B^-1`` of an impact LCP keeps some 5-20% nonzeros
-    along a path, and the other columns would change by exact zeros (the same arithmetic as
-    the full update).  Those columns are taken as the contiguous rows of ``tableau.T``, so
-    the update and its operands share one layout (1.7x faster than on ``tableau[:, changed]``),
-    and updated in place by BLAS's rank-one ``dger`` (2.8x faster than numpy's outer product
-    and subtraction at n = 902; one rounding per entry instead of two where BLAS fuses them).
+    A rank-one update.  Above :data:`SPARSE_PIVOT_SIZE` it is restricted to the pivot row's
+    nonzero columns of the column-major tableau.  ``B^-1`` of an impact LCP keeps some 5-20%
+    nonzeros along a path, and the other columns would change by exact zeros, so the
+    arithmetic is the full update's.
+
+    Those columns are taken as the contiguous rows of ``tableau.T``: the update and its
+    operands then share one layout.  They are updated in place by BLAS's rank-one ``dger``,
+    which beats numpy's outer product and subtraction (docs/performance.md).  Where BLAS
+    fuses the multiply-add, an entry is rounded once instead of twice.
     """
     pivot_row = tableau[row] / column[row]
     if tableau.shape[0] > SPARSE_PIVOT_SIZE:
@@ -514,12 +516,17 @@ def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray,
 def _tableau_column(W: np.ndarray, binv: np.ndarray, variable: int) -> np.ndarray:
     """The tableau column of ``variable`` (``y_j`` for ``j < n``, else ``z_{j-n}``): ``B^-1 e_j`` or ``-B^-1 W_j``.
 
-    Above :data:`SPARSE_PIVOT_SIZE` a ``W_j`` with at most :data:`GATHER_SHARE` of its entries
-    nonzero (contacts on other bodies are zeros: the jenga stack's columns) takes the product over
-    them alone, gathering those columns of ``B^-1``; a denser one (one body, every contact
-    coupled: 67% nonzeros) takes BLAS's gemv over all of ``B^-1``, which reads it once instead
-    of gathering most of it (at n = 1200: 0.43 ms against 0.94 ms).  :func:`lemke` runs such
-    paths on one BLAS thread (a threaded gemv of that size runs 10-100x slower on a loaded machine).
+    Above :data:`SPARSE_PIVOT_SIZE`, a sparse ``W_j`` takes the product over its nonzeros alone.
+    Sparse means at most :data:`GATHER_SHARE` of its entries are nonzero.
+    Contacts on other bodies give zeros, as in the jenga stack's columns.
+    Only the matching columns of ``B^-1`` are gathered.
+
+    A denser ``W_j`` takes BLAS's gemv over all of ``B^-1``.
+    One body with every contact coupled gives such columns (67% nonzeros).
+    Gemv reads ``B^-1`` once, which is faster than gathering most of it.
+
+    :func:`lemke` runs such paths on one BLAS thread: a threaded gemv of this size
+    waits for busy cores on a loaded machine (docs/performance.md).
     """
     n = binv.shape[0]
     if variable < n:

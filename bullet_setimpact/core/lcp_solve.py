@@ -1,15 +1,24 @@
 """The one LCP entry point of the laws: Lemke's fast path, then a complete method.
 
-:func:`solve_lcp` tries Lemke (:mod:`bullet_setimpact.core.lcp`) with the given or random
-covering vectors, with the default coverings, in extended precision, from more random
-coverings, and finally the mixed-integer formulation of :mod:`bullet_setimpact.core.lcp_milp`
-solved by HiGHS and polished on its support, which finds a solution whenever one exists
-within the given bounds.  Every returned solution passes the same residual check; nothing
-inexact is ever returned.  The complete stage can itself fail, and says so
-(:class:`~bullet_setimpact.errors.LCPSolverError`): when HiGHS reaches its time limit
-(:data:`~bullet_setimpact.core.lcp_milp.MILP_TIME_LIMIT`), or when its point, feasible to HiGHS's
-tolerance of about 1e-6 of the big-M scales, cannot be refined to ``tol`` (a badly scaled,
-degenerate LCP of a thousand rows: the stress run's one raise before stage 6).
+:func:`solve_lcp` tries, in order (its docstring lists the seven stages):
+
+- Lemke (:mod:`bullet_setimpact.core.lcp`) with the given or random covering vectors;
+- Lemke with the default coverings, on the equilibrated and on the plain LCP, and in
+  extended precision;
+- Lemke from more pseudo-random coverings;
+- the mixed-integer formulation of :mod:`bullet_setimpact.core.lcp_milp`, solved by HiGHS
+   and polished on its support.  It finds a solution whenever one exists within the given
+   bounds.
+
+Every returned solution passes the same residual check.  Nothing inexact is ever returned.
+
+The complete stage can itself fail, and says so (:class:`~bullet_setimpact.errors.LCPSolverError`):
+
+- when HiGHS reaches its time limit (:data:`~bullet_setimpact.core.lcp_milp.MILP_TIME_LIMIT`);
+- when its point cannot be refined to ``tol``.  HiGHS's point is feasible only to about 1e-6
+  of the big-M scales, which a badly scaled, degenerate LCP of a thousand rows can defeat.
+  The stress run's combined seed 78,325 is such an LCP; stage 6 (restart coverings on the
+  equilibrated LCP) solves it before the mixed-integer stage is reached.
 """
 
 from __future__ import annotations
@@ -45,19 +54,20 @@ LARGE_LCP = 256
 #: Above this size :func:`solve_lcp` caps Lemke's pivots at :data:`LARGE_PIVOT_FACTOR` ``n``
 #: instead of ``10 n + 100``, tries one random covering vector (not three) in stage 1, and
 #: the default ones in the order of :func:`large_lcp_coverings`: a failing path is long there.
-#: 704 is the largest step LCP of the former 64-contact limit, so results up to it are unchanged.
+#: 704 is the size of the step LCP of 64 spatial contacts with 8 friction directions
+#: (64 x 11 rows). Up to it, every LCP gets the full pivot budget.
 PIVOT_CAP_SIZE = 704
 #: (4: the jenga stack's step LCPs, n = 902, need up to 2.3 n pivots from random coverings.)
 LARGE_PIVOT_FACTOR = 4
 #: Stages 5 and 6 of :func:`solve_lcp` try this many more pseudo-random covering vectors (a
-#: fixed seed, :data:`RESTART_SEED`) with the default pivot cap ``10 n + 100``.  Stage 5 (above
-#: :data:`PIVOT_CAP_SIZE`): the Anitescu-Potra LCP of the jenga stack landing on ``GEOM_PLANE``
-#: (n = 840) fails every capped path but is solved by 3 of 8 random coverings in 5100-6300 pivots
-#: (about 1 s each), where the mixed-integer stage ran into its time limit.  Stage 6 (every
-#: size), the same coverings on the equilibrated LCP: of the 353 step LCPs of the stress run's
-#: combined family that had reached the mixed-integer stage (up to 95 s there), 287 still get
-#: past stage 5 and stage 6 answers 230 of them (median 1.4 s), among them one (seed 78,325,
-#: n = 1408) on which the mixed-integer point could not be refined.
+#: fixed seed, :data:`RESTART_SEED`) with the default pivot cap ``10 n + 100``.
+#: Stage 5 (above :data:`PIVOT_CAP_SIZE`) is for LCPs on which every capped path fails.
+#: The jenga stack's Anitescu-Potra LCP on a ``GEOM_PLANE`` (n = 840) is one: a few random
+#: coverings solve it, where the mixed-integer stage reaches its time limit.
+#: Stage 6 (every size) tries the same coverings on the equilibrated LCP.  It answers most of
+#: the hard LCPs of the stress run's combined family before they reach the slower
+#: mixed-integer stage.  Among them is one (seed 78,325, n = 1408) whose mixed-integer point
+#: cannot be refined.  Counts and times: docs/performance.md.
 RESTART_COVERINGS = 8
 #: Seed of the coverings of :data:`RESTART_COVERINGS`.
 RESTART_SEED = 1
@@ -113,9 +123,8 @@ def solve_lcp(
        (:func:`~bullet_setimpact.core.lcp.lemke_equilibrated`), checked on the original: where
        ``W`` spans many decades (mass ratios 1e8 beside mu 1e5), the scaled path rarely ends on
        the secondary rays the unscaled one does.  It comes before the unscaled default
-       coverings because it answered every step LCP they answered and more, sooner
-       (``benchmarks/lcp_stress.py``'s combined family, 53 fallbacks in 400 seeds: 146 s
-       in the fallbacks against 205 s with the unscaled coverings first);
+       coverings because, on the stress run's hard families, it answers every step LCP
+       they answer, and more, sooner (docs/performance.md);
     3. ``"lemke default covering"``: :func:`default_coverings` (if stage 1 used others);
     4. ``"lemke longdouble"``: the same in extended precision (skipped above :data:`LARGE_LCP`);
        above :data:`PIVOT_CAP_SIZE` one random covering vector (not three) is tried in

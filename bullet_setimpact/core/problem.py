@@ -40,9 +40,11 @@ def friction_basis(tangent_dim: int, directions: int | None = None) -> np.ndarra
 
 
 def approaching(normal: np.ndarray, tol: float = COLLISION_TOL) -> np.ndarray:
-    """Whether any normal velocity (last axis of ``normal``, shape ``(..., m)``) is below ``-tol``
-    (the colliding set, eq. 28): ``(normal < -tol).any(axis=-1)``, computed as an OR of the ``m``
-    columns (numpy reduces along a short last axis with one inner loop per row, 20x slower for ``m = 2``)."""
+    """Whether any normal velocity (last axis of ``normal``, shape ``(..., m)``) is below ``-tol``.
+
+    This is the colliding set of eq. 28, ``(normal < -tol).any(axis=-1)``.  It is computed as
+    an OR of the ``m`` columns: numpy reduces along a short last axis with one inner loop per
+    row, which is much slower for small ``m``."""
     below = np.zeros(normal.shape[:-1], dtype=bool)
     for column in range(normal.shape[-1]):
         np.logical_or(below, np.less(normal[..., column], -tol), out=below)
