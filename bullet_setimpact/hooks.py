@@ -17,11 +17,19 @@ while that client's simulator is stepping (e.g. from inside a law) also goes to 
 directly.  When the last hook is removed, ``pybullet.stepSimulation`` and ``BulletClient``
 are restored exactly.  The results equal the explicit loop's: each hooked step is one
 :meth:`ImpactSimulator.step`.
+
+:func:`hook` without a client hooks every client, those connected later included
+(``p.connect``, ``BulletClient(...)``, seen through :mod:`~bullet_setimpact.bullet.following`):
+an environment that creates its client inside the block is hooked as it connects.  Each
+client gets its own simulator and seed stream, spawned from ``seed`` in order of connection
+(the clients already connected first, by id).
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
+import inspect
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -29,9 +37,10 @@ from typing import Any
 import numpy as np
 import pybullet
 
+from .bullet import following
 from .bullet import simulator as _simulator
 from .bullet.inventory import client_id
-from .bullet.simulator import ImpactSimulator
+from .bullet.simulator import ImpactEvent, ImpactSimulator
 
 #: Bullet's own ``stepSimulation`` (the one the simulator steps with).
 ORIGINAL_STEP: Callable[..., Any] = _simulator.bullet_step_simulation
@@ -45,6 +54,10 @@ _stepping: set[int] = set()
 _previous: Callable[..., Any] = ORIGINAL_STEP
 #: Classes given a ``stepSimulation`` method while hooks are installed.
 _patched_classes: list[type] = []
+#: The options a hook passes to each :class:`ImpactSimulator`.
+OPTIONS = tuple(name for name in inspect.signature(ImpactSimulator).parameters if name not in ("law", "client", "seed"))
+#: PyBullet's most clients per process (``MAX_PHYSICS_CLIENTS``): the ids a hook of every client looks at.
+MAX_CLIENTS = 1024
 
 
 def _dispatch(physicsClientId: int = 0) -> Any:
@@ -57,6 +70,9 @@ def _dispatch(physicsClientId: int = 0) -> Any:
     _stepping.add(physicsClientId)
     try:
         simulator.step()
+    except Exception as exc:
+        exc.add_note(f"(raised by the ImpactSimulator of bullet_setimpact.hook on PyBullet client {physicsClientId}, in stepSimulation)")
+        raise
     finally:
         _stepping.discard(physicsClientId)
     return ()  # what Bullet's stepSimulation returns
@@ -71,13 +87,14 @@ def _client_step(self: Any) -> Any:
     return pybullet.stepSimulation(physicsClientId=self._client)
 
 
-def _bullet_client_classes() -> list[type]:
-    """``BulletClient`` classes to patch (``pybullet_utils`` ships with pybullet)."""
-    try:
-        from pybullet_utils.bullet_client import BulletClient
-    except ImportError:  # pragma: no cover - pybullet always ships pybullet_utils
-        return []
-    return [BulletClient]
+def check_options(options: dict[str, Any], caller: str) -> None:
+    """``TypeError`` naming ``caller``, the closest valid name and all of them when an option
+    is not an :class:`ImpactSimulator` parameter (:data:`OPTIONS`)."""
+    for name in options:
+        if name not in OPTIONS:
+            close = difflib.get_close_matches(name, OPTIONS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise TypeError(f"{caller} got an unknown option {name!r}; {hint}the options are {', '.join(OPTIONS)}")
 
 
 def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None = None, **simulator_kwargs: Any) -> ImpactSimulator:
@@ -88,6 +105,7 @@ def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None
     that is already hooked raises ``RuntimeError``; :func:`uninstall` removes the hook.
     """
     global _previous
+    check_options(simulator_kwargs, "bullet_setimpact.install()")
     client = client_id(client)
     with _lock:
         if client in _hooked:
@@ -96,10 +114,7 @@ def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None
         if not _hooked:
             _previous = pybullet.stepSimulation
             pybullet.stepSimulation = _dispatch
-            for cls in _bullet_client_classes():
-                if "stepSimulation" not in vars(cls):
-                    cls.stepSimulation = _client_step  # type: ignore[attr-defined]
-                    _patched_classes.append(cls)
+            _patched_classes.extend(following.patch_bullet_client("stepSimulation", _client_step))
         _hooked[simulator.client] = simulator
         return simulator
 
@@ -119,8 +134,8 @@ def uninstall(client: Any = 0) -> ImpactSimulator:
         if not _hooked:
             if pybullet.stepSimulation is _dispatch:  # else someone wrapped it since: the dispatcher passes through
                 pybullet.stepSimulation = _previous
-            while _patched_classes:
-                del _patched_classes.pop().stepSimulation  # type: ignore[attr-defined]
+            following.unpatch_bullet_client("stepSimulation", _patched_classes)
+            _patched_classes.clear()
         return simulator
 
 
@@ -129,17 +144,97 @@ def hooked_clients() -> list[int]:
     return sorted(_hooked)
 
 
+class HookedClients:
+    """What :func:`hook` without a client yields: the simulators of every client it hooked.
+
+    Attributes
+    ----------
+    simulators : dict of int to ImpactSimulator
+        The simulator of each client hooked now, by client id (a disconnected client's
+        leaves, its events stay in :attr:`events`).
+    """
+
+    def __init__(self, law: Any, seed: int | np.random.SeedSequence | None, options: dict[str, Any]) -> None:
+        self.law = law
+        self.options = options
+        self._seeds = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        self.simulators: dict[int, ImpactSimulator] = {}
+        self._all: list[ImpactSimulator] = []  # every simulator, in order of connection
+
+    @property
+    def events(self) -> list[ImpactEvent]:
+        """Every hooked client's events, in simulated time (ties: in order of connection); each
+        names its client (:attr:`ImpactEvent.client`)."""
+        order = {id(simulator): index for index, simulator in enumerate(self._all)}
+        tagged = [(event.time, order[id(simulator)], event) for simulator in self._all for event in simulator.events]
+        return [event for _, _, event in sorted(tagged, key=lambda item: item[:2])]
+
+    def _connected(self, client: int) -> None:
+        """Hook a client that just connected, with the next seed stream."""
+        seed = self._seeds.spawn(1)[0]
+        simulator = install(self.law, client, seed, **self.options)
+        self.simulators[client] = simulator
+        self._all.append(simulator)
+
+    def _disconnected(self, client: int) -> None:
+        """Unhook a client that just disconnected (its events stay)."""
+        if self.simulators.pop(client, None) is not None:
+            uninstall(client)
+
+    def _start(self) -> None:
+        following.follow()
+        try:
+            for client in range(MAX_CLIENTS):
+                if pybullet.isConnected(physicsClientId=client):
+                    self._connected(client)
+            following.on_connect(self._connected)
+            following.on_disconnect(self._disconnected)
+        except BaseException:
+            self._stop()
+            raise
+
+    def _stop(self) -> None:
+        following.ignore_connections(self._connected)
+        following.ignore_connections(self._disconnected)
+        for client in list(self.simulators):
+            uninstall(client)
+        self.simulators.clear()
+        following.unfollow()
+
+
 @contextlib.contextmanager
-def hook(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None = None, **simulator_kwargs: Any) -> Iterator[ImpactSimulator]:
-    """Within the block, every ``stepSimulation`` of ``client`` (an id or a ``BulletClient``)
-    resolves impacts with ``law``::
+def hook(law: Any, client: Any = None, seed: int | np.random.SeedSequence | None = None, **simulator_kwargs: Any) -> Iterator[Any]:
+    """Within the block, every ``stepSimulation`` resolves impacts with ``law`` (an impact law
+    or its name, :func:`~bullet_setimpact.get_law`).
+
+    Without ``client``, every client is hooked, those connected inside the block included,
+    and the block yields a :class:`HookedClients` (``.events``, ``.simulators``)::
+
+        with bullet_setimpact.hook("routh", seed=0) as h:
+            env = gymnasium.make("PandaPush-v3")  # its client connects, and is hooked
+            ...
+        print(h.events)
+
+    With ``client`` (an id or a ``BulletClient``), only that client is hooked, and the block
+    yields its :class:`ImpactSimulator`::
 
         with bullet_setimpact.hook(RouthImpact("auto", 50), client=cid, seed=0) as sim:
             run_my_unmodified_code()  # p.stepSimulation(physicsClientId=cid) -> sim.step()
         print(sim.events)
 
-    :func:`install` on entry, :func:`uninstall` on exit, normal or by an exception.
+    ``simulator_kwargs`` are :class:`ImpactSimulator`'s options (:data:`OPTIONS`; an unknown
+    one is a ``TypeError`` listing them).  :func:`install` on entry, :func:`uninstall` on
+    exit, normal or by an exception.
     """
+    check_options(simulator_kwargs, "bullet_setimpact.hook()")
+    if client is None:
+        clients = HookedClients(law, seed, simulator_kwargs)
+        clients._start()
+        try:
+            yield clients
+        finally:
+            clients._stop()
+        return
     simulator = install(law, client, seed, **simulator_kwargs)
     try:
         yield simulator

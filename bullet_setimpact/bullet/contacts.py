@@ -10,7 +10,9 @@ tolerance of the other link becomes a contact (4 for a box landing flat, 2 for a
 its distance to boxes, planes and spheres computed in closed form, to other shapes with a
 point probe through ``getClosestPoints``.  Convex meshes, cylinders and capsules rely on
 Bullet's own manifold points and closest point (their face contacts may be incomplete);
-the shipped URDFs use boxes and spheres.
+the shipped URDFs use boxes and spheres.  The links of bodies whose collision shapes cannot
+be read (MJCF bodies, :func:`~.following.shape_data_unsafe`) hold one shape of geometry
+:data:`UNKNOWN_GEOMETRY`: they too rely on Bullet's points and point probes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import functools
 import math
 import struct
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Concatenate, ParamSpec, TypeVar
@@ -43,6 +45,9 @@ PROBE_RADIUS = 1e-4
 #: a tilted corner up to ``margin (sqrt(3) - 1) = 0.73 mm`` too far; pairs are therefore
 #: found with this slack and measured on the vertices.
 SEED_MARGIN = 2e-3
+#: The geometry of a link's shape that cannot be read: no corners, no reach, measured by
+#: Bullet (its closest points and point probes) like a mesh.
+UNKNOWN_GEOMETRY = -1
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -142,6 +147,9 @@ class _Shape:
     half: np.ndarray  # dimensions / 2 (a box's half extents)
 
 
+#: The shape of a link whose collision shapes cannot be read (:data:`UNKNOWN_GEOMETRY`).
+_UNKNOWN_SHAPE = _Shape(UNKNOWN_GEOMETRY, np.zeros(3), np.zeros(3), np.eye(3), None, np.zeros(3))
+
 #: A pose's bits: position and quaternion as seven doubles.
 _POSE_BITS = struct.Struct("7d")
 
@@ -199,12 +207,18 @@ class ContactFinder:
         Bodies whose contacts matter (contacts between two other bodies are ignored).
     tolerance : float
         Points with gap <= tolerance are contacts [m].
+    opaque : collection of int
+        Bodies whose collision shapes must not be read (:data:`UNKNOWN_GEOMETRY`).
+    probe : int, optional
+        The probe sphere's collision shape, when an earlier finder of the client created one
+        (default: create it).
     """
 
-    def __init__(self, client: int, dynamic: list[int], tolerance: float) -> None:
+    def __init__(self, client: int, dynamic: list[int], tolerance: float, opaque: Collection[int] = (), probe: int | None = None) -> None:
         self.client = client
         self.tolerance = tolerance
         self.dynamic = set(dynamic)
+        self.opaque = frozenset(opaque)
         self._shapes: dict[tuple[int, int], list[_Shape]] = {}
         self._vertices: dict[tuple[int, int], np.ndarray | None] = {}
         self._friction: dict[tuple[int, int], float] = {}
@@ -214,7 +228,8 @@ class ContactFinder:
         #: Each link's last pose (the bits PyBullet reported), inertial origin and rotation and
         #: world corners (once computed): reused while the bits are the same (static bodies).
         self._frames: dict[tuple[int, int], _Frame] = {}
-        self._probe = p.createCollisionShape(p.GEOM_SPHERE, radius=PROBE_RADIUS, physicsClientId=client)
+        #: The probe sphere's collision shape (see ``probe``).
+        self.probe = p.createCollisionShape(p.GEOM_SPHERE, radius=PROBE_RADIUS, physicsClientId=client) if probe is None else probe
         self._warned: set[tuple[int, int, int, int]] = set()
         self.refresh_bodies()
 
@@ -460,6 +475,9 @@ class ContactFinder:
     def _link_shapes(self, body: int, link: int) -> list[_Shape]:
         key = (body, link)
         if key not in self._shapes:
+            if body in self.opaque:
+                self._shapes[key] = [_UNKNOWN_SHAPE]
+                return self._shapes[key]
             shapes = []
             for data in p.getCollisionShapeData(body, link, physicsClientId=self.client):
                 geometry, dimensions = data[2], np.array(data[3], dtype=float)
@@ -724,7 +742,7 @@ class ContactFinder:
                 bodyB=body,
                 distance=self.tolerance + PROBE_RADIUS,
                 linkIndexB=link,
-                collisionShapeA=self._probe,
+                collisionShapeA=self.probe,
                 collisionShapePositionA=vertex.tolist(),
                 physicsClientId=self.client,
             )

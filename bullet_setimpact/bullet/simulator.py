@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
+import weakref
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,10 +38,12 @@ import pybullet as p
 from .._threads import blas_controller, one_blas_thread
 from ..core.problem import ImpactProblem, friction_basis
 from ..errors import EventCapWarning, ImpactFailure, RestitutionIgnoredWarning, SetImpactError, UnstableDampingWarning
+from ..laws import get_law
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
 from ..laws.checked import CheckedLaw
 from ..validation import positive_int, positive_number
+from . import following
 from .assembly import clusters, combined_restitution, contact_problem
 from .configuration import Configuration
 from .contacts import SEED_MARGIN, Contact, ContactFinder
@@ -72,6 +75,8 @@ PYBULLET_ERP = {"erp": 0.2, "contactERP": 0.08, "frictionERP": 0.2}
 #: Bullet's own ``stepSimulation``, bound before :mod:`bullet_setimpact.hooks` can replace
 #: ``pybullet.stepSimulation``: the simulator's steps never enter the hook.
 bullet_step_simulation = p.stepSimulation
+#: PyBullet's own ``setPhysicsEngineParameter``: the partial steps' parameters are not the user's.
+set_engine_parameters = following.ORIGINALS["setPhysicsEngineParameter"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,8 @@ class ImpactEvent:
         Why the simulator's law was not used (empty when it was).
     diagnostics : dict
         Order-independence diagnostics when the simulator was asked for them.
+    client : int
+        The PyBullet client of the world the impact happened in.
     """
 
     time: float
@@ -123,6 +130,7 @@ class ImpactEvent:
     law: str
     failure: str = ""
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    client: int = 0
 
     def velocities(self, body: int) -> tuple[np.ndarray, np.ndarray]:
         """``(v_minus, v_plus)`` of one body's block."""
@@ -135,8 +143,9 @@ class ImpactSimulator:
 
     Parameters
     ----------
-    law : object with ``resolve(problem, v_minus, rng) -> ImpactResult``
-        Any impact law (:data:`bullet_setimpact.LAWS`); it never sees PyBullet.
+    law : str or object with ``resolve(problem, v_minus, rng) -> ImpactResult``
+        Any impact law, or the name of one (:func:`~bullet_setimpact.laws.get_law`, a key
+        of :data:`bullet_setimpact.LAWS`); it never sees PyBullet.
     client : int or BulletClient
         PyBullet client id, or a ``pybullet_utils`` ``BulletClient`` (its id is used).
     seed : None, int or SeedSequence
@@ -171,10 +180,20 @@ class ImpactSimulator:
         cannot change the contact set (:mod:`~bullet_setimpact.bullet.resting`; default True).
         False evaluates every step: the reference path, with the same events, slower at rest.
 
+    Notes
+    -----
+    The simulator follows the world (:mod:`.following`): bodies loaded or removed,
+    ``resetSimulation`` and ``restoreState``, constraints, ``changeDynamics``, the time step,
+    gravity and the error reduction parameters the user sets are seen as they are made, and
+    the next step models the world anew.  Time and events carry on.  With ``bodies``, the
+    bodies of that list still present are tracked.  Torques of ``TORQUE_CONTROL`` motors and
+    external forces issued before a step act in every part of a step the simulator splits,
+    as in Bullet's whole step; the law sees the free multibody during the instantaneous impact.
+
     Warns
     -----
     UnstableDampingWarning
-        At construction, and at the first step after ``fixedTimeStep`` changed, for each
+        At construction, and at the first step after the world changed, for each
         tracked body whose joint damping Bullet's explicit integration makes unstable at that
         time step and the current configuration (:mod:`~bullet_setimpact.bullet.damping`): an
         impact that moves such a joint would be followed by Bullet spinning it up to its
@@ -196,6 +215,8 @@ class ImpactSimulator:
         erp: Mapping[str, float] | None = None,
         resting_budget: bool = True,
     ) -> None:
+        if isinstance(law, str):
+            law = get_law(law)
         if isinstance(law, type):
             raise ValueError(f"law must be an impact law instance, got the class {law.__name__}; create one, e.g. {law.__name__}(...)")
         if not callable(getattr(law, "resolve", None)):
@@ -220,14 +241,7 @@ class ImpactSimulator:
             raise ValueError(f"resting_budget must be True or False, got {resting_budget!r}")
         self.resting_budget = resting_budget
         blas_controller()  # the BLAS libraries found now (3 ms), not at the first impact (one_blas_thread)
-        #: Model of every body of the client (static ones included, without DoF).
-        self.world = WorldModel(self.client)
-        tracked = self.world.restrict(bodies) if bodies is not None else self.world
-        self._dynamic = {body.body: body.joints for body in tracked.bodies}
-        self._single_dof = frozenset(body.body for body in tracked.bodies if not body.spherical)  # read faster (Snapshot.take)
-        self._tracked = tracked
-        self._check_damping()
-        self.finder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance)
+        self._requested = None if bodies is None else list(bodies)
         #: Every event so far.
         self.events: list[ImpactEvent] = []
         #: Simulated time since construction [s].
@@ -236,12 +250,40 @@ class ImpactSimulator:
         self.capped_steps = 0
         #: Steps that skipped the contact evaluation under the resting-contact certificates.
         self.budget_steps = 0
-        self._bodies = len(self.world.body_ids)
+        self._commands: list[tuple] = []  # the step commands of the step being taken (following.STEP_COMMANDS)
+        self._commands_spent = False  # whether a Bullet step since they were issued used them up
+        self._given_erp = dict(erp or {})
+        self._record = following.world(self.client)
+        following.follow()
+        weakref.finalize(self, following.unfollow)
+        self._version = -1  # no model yet
+        self._build()
+
+    def _build(self) -> None:
+        """Model the world as it is now: its bodies, their shapes and friction, the time step and
+        the error reduction parameters the user set (:mod:`.following`)."""
+        record = self._record
+        if self._version < 0:  # at construction: the user's parameters set before, then erp=
+            self.erp = _error_reduction({**{name: value for name, (value, _) in record.erp.items()}, **self._given_erp})
+        else:  # the parameters set since the last build
+            self.erp.update({name: value for name, (value, version) in record.erp.items() if version > self._version})
+        #: Model of every body of the client (static ones included, without DoF).
+        self.world = WorldModel(self.client)
+        present = set(self.world.body_ids)
+        tracked = self.world if self._requested is None else self.world.restrict([body for body in self._requested if body in present])
+        self._dynamic = {body.body: body.joints for body in tracked.bodies}
+        self._single_dof = frozenset(body.body for body in tracked.bodies if not body.spherical)  # read faster (Snapshot.take)
+        self._tracked = tracked
+        self._check_damping()
+        probe = self.finder.probe if self._version >= 0 and record.reset_version <= self._version else None  # reset deletes it
+        opaque = following.shape_data_unsafe(self.client, self.world.body_ids)
+        self.finder: ContactFinder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance, opaque, probe)
+        self._dt = self._damping_step
         self._touching: set | None = None
         self._last: Snapshot | None = None
         self._end: Snapshot | None = None  # the state after a step that ended at a certificate check
         self._near = True
-        self._dt = self._current_step = 0.0
+        self._current_step = self._dt
         moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]
         # the certificates need every moving body's speed and the state checks of the tracked ones
         self._resting = (
@@ -255,28 +297,21 @@ class ImpactSimulator:
                 LOOKAHEAD,
                 MAX_BACKOFF,
             )
-            if resting_budget and set(moving) <= set(self._dynamic)
+            if self.resting_budget and set(moving) <= set(self._dynamic)
             else None
         )
         #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
         self._models: dict[tuple[int, ...], WorldModel] = {}
+        self._version = record.version
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
         """Advance one Bullet time step (``fixedTimeStep``) and return its impact events."""
-        try:
-            bodies = p.getNumBodies(self.client)  # the client by position: PyBullet parses a keyword slower
-        except p.error:  # disconnected: check_client raises, naming the client
-            check_client(self.client)
-            raise
-        if bodies != self._bodies:
-            raise ValueError(
-                f"the world now has {bodies} bodies, not the {self._bodies} this "
-                "ImpactSimulator was built for; create a new ImpactSimulator after adding or removing bodies"
-            )
-        self._dt = float(p.getPhysicsEngineParameters(self.client)["fixedTimeStep"])
-        if self._dt != self._damping_step:
-            self._check_damping()
+        if self._record.version != self._version:  # the user's code changed the world (.following)
+            if not self._record.connected:
+                check_client(self.client)  # raises, naming the client
+            self._build()
+        self._commands, self._commands_spent = self._record.take_commands(), False
         self._current_step = self._dt
         done = 0.0
         events: list[ImpactEvent] = []
@@ -308,12 +343,11 @@ class ImpactSimulator:
 
     def _check_damping(self) -> None:
         """Warn of the tracked bodies whose joint damping is unstable at the world's time step
-        (:mod:`.damping`), at the caller of ``__init__`` or ``step``: called at construction and
-        whenever the time step changed."""
+        (:mod:`.damping`), at the caller of ``__init__`` or ``step``: called at each :meth:`_build`."""
         #: The time step the joint damping was last checked at.
         self._damping_step = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
         for instability in unstable_damping(self._tracked):
-            warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=3)
+            warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=4)
 
     def _snapshot(self) -> Snapshot:
         """The tracked bodies' state now."""
@@ -440,7 +474,13 @@ class ImpactSimulator:
             self._bullet_step(tau)
 
     def _bullet_step(self, duration: float) -> None:
+        """Let Bullet simulate ``duration``, under the step's commands: PyBullet clears torques and
+        external forces after each step, so every part of a split step issues them again."""
         self._set_time_step(duration)
+        if self._commands_spent:
+            for function, args, kwargs in self._commands:
+                function(*args, **kwargs)
+        self._commands_spent = True
         bullet_step_simulation(self.client)
 
     def _set_time_step(self, duration: float) -> None:
@@ -448,7 +488,7 @@ class ImpactSimulator:
         (see the class docstring's ``erp``); a whole step restores them."""
         if duration != self._current_step:
             scale = duration / self._dt
-            p.setPhysicsEngineParameter(
+            set_engine_parameters(
                 fixedTimeStep=duration, physicsClientId=self.client, **{name: value * scale for name, value in self.erp.items()}
             )
             self._current_step = duration
@@ -532,6 +572,7 @@ class ImpactSimulator:
                 law=law_name,
                 failure=failure,
                 diagnostics=self._diagnostics(problem, v_minus) if self.diagnostics else {},
+                client=self.client,
             )
             self.events.append(event)
             events.append(event)

@@ -1,0 +1,380 @@
+"""Following the user's world: the PyBullet calls that change it, seen as they are made.
+
+An :class:`~.simulator.ImpactSimulator` models the bodies, dynamics and engine parameters of
+its client.  The user's code changes them at will: environments load their robots in
+``reset()``, call ``resetSimulation`` and reload, randomize masses and frictions, spawn
+objects mid-episode.  Re-reading everything before each step would cost more than the step.
+Instead, while any simulator lives (:func:`follow`), the ``pybullet`` module functions that
+change a world are replaced by wrappers that call the function found there and then record
+what changed in the client's :class:`ClientWorld`:
+
+- :data:`WORLD_CHANGES` bump the client's :attr:`ClientWorld.version`; a simulator compares
+  it once per step and rebuilds its models when it moved;
+- :data:`STEP_COMMANDS` (``TORQUE_CONTROL`` motor commands and external forces and torques)
+  act for one Bullet step only: they are kept until the next step, so that a simulator that
+  splits that step re-issues them before every part (:attr:`ClientWorld.commands`);
+- :data:`CONNECTIONS` give new clients to whoever listens (:func:`on_connect`, the hook of
+  every client) and end a disconnected client's record.
+
+The wrappers read the client from the ``physicsClientId`` keyword (default 0), as PyBullet's
+documentation and ``BulletClient`` pass it (``disconnect`` also takes it by position).
+``BulletClient.__getattr__`` gives the id only to *builtin* functions, so the class is given
+a method for each wrapped name while the wrappers are installed.  A name bound with
+``from pybullet import loadURDF`` before :func:`follow` keeps PyBullet's function and is not
+seen.  When the last follower leaves (:func:`unfollow`), the module functions and the class
+are restored exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pybullet
+
+#: Functions whose call changes what a simulator models: the bodies, their dynamics, the
+#: constraints, the time step, gravity and the engine parameters.
+WORLD_CHANGES = (
+    "loadURDF",
+    "loadSDF",
+    "loadMJCF",
+    "createMultiBody",
+    "removeBody",
+    "resetSimulation",
+    "restoreState",
+    "changeDynamics",
+    "setTimeStep",
+    "setGravity",
+    "setPhysicsEngineParameter",
+    "setDefaultContactERP",
+    "createConstraint",
+    "changeConstraint",
+    "removeConstraint",
+)
+#: Commands that act during the next Bullet step only (PyBullet clears them after it): motor
+#: commands in ``TORQUE_CONTROL`` mode, external forces and torques.
+STEP_COMMANDS = (
+    "setJointMotorControl2",
+    "setJointMotorControlArray",
+    "setJointMotorControlMultiDof",
+    "setJointMotorControlMultiDofArray",
+    "applyExternalForce",
+    "applyExternalTorque",
+)
+#: Functions that open and close clients.
+CONNECTIONS = ("connect", "disconnect")
+#: Every wrapped name.
+WRAPPED = WORLD_CHANGES + STEP_COMMANDS + CONNECTIONS
+#: PyBullet's own functions, bound before any wrapper: the simulator's own calls (its partial
+#: steps' engine parameters, re-issued commands) never count as the user's changes.
+ORIGINALS: dict[str, Callable[..., Any]] = {name: getattr(pybullet, name) for name in WRAPPED}
+#: The engine parameters a simulator scales in its partial steps, by their
+#: ``setPhysicsEngineParameter`` names.  PyBullet cannot report them back.
+ERP_NAMES = ("erp", "contactERP", "frictionERP")
+
+#: Versions are unique across clients, so a client id PyBullet hands out again never repeats one.
+_versions = itertools.count(1)
+_lock = threading.RLock()
+
+
+@dataclass
+class ClientWorld:
+    """What the intercepted calls changed in one client since it connected.
+
+    Attributes
+    ----------
+    client : int
+        PyBullet client id.
+    version : int
+        Bumped by every call of :data:`WORLD_CHANGES` on the client.
+    bodies_version : int
+        The version of the last call that loaded or removed bodies or reset the simulation.
+    reset_version : int
+        The version of the last ``resetSimulation`` (it also deletes user collision shapes).
+    mjcf : set of int
+        Bodies loaded by ``loadMJCF``: PyBullet's ``getCollisionShapeData`` crashes the
+        process on their links (:func:`shape_data_unsafe`).
+    safe : set of int
+        Bodies whose ``getCollisionShapeData`` is known not to crash (loaded by ``loadURDF``,
+        ``loadSDF`` or ``createMultiBody``, or probed).
+    erp : dict
+        The error reduction parameters (:data:`ERP_NAMES`) the user set, each with the
+        version that set it.
+    commands : list
+        The :data:`STEP_COMMANDS` issued since the last step: ``(function, args, kwargs)``.
+    connected : bool
+        False after ``disconnect``.
+    """
+
+    client: int
+    version: int = field(default_factory=lambda: next(_versions))
+    bodies_version: int = 0
+    reset_version: int = 0
+    mjcf: set[int] = field(default_factory=set)
+    safe: set[int] = field(default_factory=set)
+    erp: dict[str, tuple[float, int]] = field(default_factory=dict)
+    commands: list[tuple[Callable[..., Any], tuple, dict]] = field(default_factory=list)
+    connected: bool = True
+
+    def changed(self, bodies: Iterable[int] = (), loaded: bool = False) -> None:
+        """Bump the version; ``loaded``: ``bodies`` were loaded or removed (their ids are new)."""
+        self.version = next(_versions)
+        for body in bodies:
+            self.mjcf.discard(body)
+            self.safe.discard(body)
+        if loaded:
+            self.bodies_version = self.version
+
+    def take_commands(self) -> list[tuple[Callable[..., Any], tuple, dict]]:
+        """The step commands issued since the last call, which start the next step."""
+        commands, self.commands = self.commands, []
+        return commands
+
+
+_worlds: dict[int, ClientWorld] = {}
+#: Live followers (simulators, hooks of every client); the wrappers are installed while > 0.
+_followers = 0
+#: What each wrapped name was when the wrappers were installed.
+_previous: dict[str, Callable[..., Any]] = {}
+_wrappers: dict[str, Callable[..., Any]] = {}
+#: Callbacks ``(client)`` run after a ``connect`` and after a ``disconnect``.
+_connect_listeners: list[Callable[[int], None]] = []
+_disconnect_listeners: list[Callable[[int], None]] = []
+#: ``BulletClient`` methods set while the wrappers are installed, by class.
+_class_methods: dict[type, list[str]] = {}
+
+
+def world(client: int) -> ClientWorld:
+    """The record of ``client`` (created on first use)."""
+    with _lock:
+        if client not in _worlds:
+            _worlds[client] = ClientWorld(client)
+        return _worlds[client]
+
+
+def follow() -> None:
+    """Count one more follower; the first installs the wrappers."""
+    global _followers
+    with _lock:
+        _followers += 1
+        if _followers == 1:
+            _install()
+
+
+def unfollow() -> None:
+    """Count one follower less; the last restores ``pybullet`` and ``BulletClient`` exactly."""
+    global _followers
+    with _lock:
+        _followers -= 1
+        if _followers == 0:
+            _restore()
+
+
+def on_connect(listener: Callable[[int], None]) -> None:
+    """Call ``listener(client)`` after each new connection (until :func:`ignore_connections`)."""
+    _connect_listeners.append(listener)
+
+
+def on_disconnect(listener: Callable[[int], None]) -> None:
+    """Call ``listener(client)`` after each ``disconnect`` (until :func:`ignore_connections`)."""
+    _disconnect_listeners.append(listener)
+
+
+def ignore_connections(listener: Callable[[int], None]) -> None:
+    """Stop calling ``listener`` on connections and disconnections."""
+    for listeners in (_connect_listeners, _disconnect_listeners):
+        while listener in listeners:
+            listeners.remove(listener)
+
+
+def bullet_client_classes() -> list[type]:
+    """``BulletClient`` classes to give methods (``pybullet_utils`` ships with pybullet)."""
+    try:
+        from pybullet_utils.bullet_client import BulletClient
+    except ImportError:  # pragma: no cover - pybullet always ships pybullet_utils
+        return []
+    return [BulletClient]
+
+
+def patch_bullet_client(name: str, method: Callable[..., Any]) -> list[type]:
+    """Give each ``BulletClient`` class that has no ``name`` of its own the method ``method``
+    (its ``__getattr__`` would pass a Python function without the client id).  Returns the
+    classes patched, for :func:`unpatch_bullet_client`."""
+    patched = []
+    for cls in bullet_client_classes():
+        if name not in vars(cls):
+            setattr(cls, name, method)
+            patched.append(cls)
+    return patched
+
+
+def unpatch_bullet_client(name: str, classes: Iterable[type]) -> None:
+    """Remove the method ``name`` :func:`patch_bullet_client` gave ``classes``."""
+    for cls in classes:
+        delattr(cls, name)
+
+
+# ---------------------------------------------------------------- the wrappers
+def _client_of(name: str, args: tuple, kwargs: dict) -> int:
+    if name == "disconnect" and args:
+        return int(args[0])
+    return int(kwargs.get("physicsClientId", 0))
+
+
+def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, result: Any) -> None:
+    """Record in the client's :class:`ClientWorld` what the call ``name(*args, **kwargs)`` did."""
+    if name == "connect":
+        if isinstance(result, int) and result >= 0:
+            with _lock:
+                _worlds[result] = ClientWorld(result)
+            for listener in list(_connect_listeners):
+                listener(result)
+        return
+    client = _client_of(name, args, kwargs)
+    record = world(client)
+    if name == "disconnect":
+        record.connected = False
+        record.changed()
+        for listener in list(_disconnect_listeners):
+            listener(client)
+        return
+    if name in STEP_COMMANDS:
+        if not name.startswith("setJointMotorControl") or _control_mode(args, kwargs) == pybullet.TORQUE_CONTROL:
+            record.commands.append((function, args, kwargs))
+        return
+    bodies = _bodies_of(result)
+    if name in ("loadURDF", "loadSDF", "loadMJCF", "createMultiBody"):
+        record.changed(bodies, loaded=True)
+        (record.mjcf if name == "loadMJCF" else record.safe).update(bodies)
+    elif name == "removeBody":
+        record.changed(args[:1] or [kwargs.get("bodyUniqueId", -1)], loaded=True)
+    elif name == "resetSimulation":
+        record.changed()
+        record.bodies_version = record.reset_version = record.version
+        record.mjcf.clear()
+        record.safe.clear()
+        record.erp.clear()  # a new dynamics world: PyBullet's default parameters
+    else:
+        record.changed()
+        # setDefaultContactERP sets what setPhysicsEngineParameter calls contactERP (btContactSolverInfo::m_erp2)
+        values: dict[str, Any] = (
+            {"contactERP": args[0] if args else kwargs.get("defaultContactERP")} if name == "setDefaultContactERP" else kwargs
+        )
+        if name in ("setPhysicsEngineParameter", "setDefaultContactERP"):
+            record.erp.update({key: (float(values[key]), record.version) for key in ERP_NAMES if values.get(key) is not None})
+
+
+def _control_mode(args: tuple, kwargs: dict) -> Any:
+    return args[2] if len(args) > 2 else kwargs.get("controlMode")
+
+
+def _bodies_of(result: Any) -> list[int]:
+    """The body ids a loading function returned (an id, or a tuple of ids)."""
+    if isinstance(result, int):
+        return [result] if result >= 0 else []
+    if isinstance(result, (tuple, list)):
+        return [body for body in result if isinstance(body, int) and body >= 0]
+    return []
+
+
+def _wrap(name: str, previous: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = previous(*args, **kwargs)
+        _record(name, previous, args, kwargs, result)
+        return result
+
+    wrapper.__name__ = wrapper.__qualname__ = name
+    wrapper.__doc__ = getattr(previous, "__doc__", None)
+    return wrapper
+
+
+def _client_method(name: str) -> Callable[..., Any]:
+    """``BulletClient.<name>`` while the wrappers are installed: the current module function
+    with the client's id, as its ``__getattr__`` does for builtins."""
+    if name == "disconnect":
+
+        def disconnect(self: Any) -> Any:
+            client, self._client = self._client, -1  # as BulletClient.__getattr__ marks it
+            return pybullet.disconnect(physicsClientId=client)
+
+        return disconnect
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(pybullet, name)(*args, physicsClientId=self._client, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _install() -> None:
+    for name in WRAPPED:
+        _previous[name] = getattr(pybullet, name)
+        _wrappers[name] = _wrap(name, _previous[name])
+        setattr(pybullet, name, _wrappers[name])
+        if name != "connect":  # BulletClient connects in __init__, through the module
+            for cls in patch_bullet_client(name, _client_method(name)):
+                _class_methods.setdefault(cls, []).append(name)
+
+
+def _restore() -> None:
+    for name in WRAPPED:
+        if getattr(pybullet, name) is _wrappers.get(name):  # else someone wrapped it since: ours passes through
+            setattr(pybullet, name, _previous[name])
+    for cls, names in _class_methods.items():
+        for name in names:
+            unpatch_bullet_client(name, [cls])
+    _class_methods.clear()
+    _wrappers.clear()
+
+
+# ---------------------------------------------------------------- MJCF
+def shape_data_unsafe(client: int, bodies: Iterable[int]) -> set[int]:
+    """The ``bodies`` whose ``getCollisionShapeData`` would crash the process.
+
+    PyBullet 3.2.7's ``getCollisionShapeData`` dies with a segmentation fault on the links
+    of bodies loaded by ``loadMJCF`` that carry collision shapes, and a crash cannot be
+    caught.  Bodies whose loader was seen are known (:attr:`ClientWorld.mjcf`,
+    :attr:`ClientWorld.safe`).  The others (loaded before any simulator lived) are probed
+    once, in a forked copy of this process (a ``DIRECT`` client's server lives in it): a
+    body is unsafe when the copy died.  Without ``fork``, or for a client whose server lives
+    elsewhere, a body of unknown origin is taken as safe.
+    """
+    record = world(client)
+    unsafe = set()
+    unknown = []
+    for body in bodies:
+        if body in record.mjcf:
+            unsafe.add(body)
+        elif body not in record.safe:
+            unknown.append(body)
+    if unknown and hasattr(os, "fork") and pybullet.getConnectionInfo(physicsClientId=client).get("connectionMethod") == pybullet.DIRECT:
+        for body in unknown:
+            if _crashes(client, body):
+                record.mjcf.add(body)
+                unsafe.add(body)
+            else:
+                record.safe.add(body)
+    return unsafe
+
+
+def _crashes(client: int, body: int) -> bool:
+    """Whether ``getCollisionShapeData`` on every link of ``body`` kills a forked copy of the process."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's coverage is not collected
+        try:
+            os.close(read)
+            for link in range(-1, pybullet.getNumJoints(body, physicsClientId=client)):
+                pybullet.getCollisionShapeData(body, link, physicsClientId=client)
+            os.write(write, b"1")
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        survived = answer.read()
+    os.waitpid(pid, 0)
+    return not survived
