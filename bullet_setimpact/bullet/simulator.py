@@ -269,8 +269,10 @@ class ImpactSimulator:
             self.erp.update({name: value for name, (value, version) in record.erp.items() if version > self._version})
         #: Model of every body of the client (static ones included, without DoF).
         self.world = WorldModel(self.client)
-        present = set(self.world.body_ids)
-        tracked = self.world if self._requested is None else self.world.restrict([body for body in self._requested if body in present])
+        requested = self._requested
+        if requested is not None and self._version >= 0:  # the world changed since: the bodies of the list still present
+            requested = [body for body in requested if body in self.world.body_ids]
+        tracked = self.world if requested is None else self.world.restrict(requested)
         self._dynamic = {body.body: body.joints for body in tracked.bodies}
         self._single_dof = frozenset(body.body for body in tracked.bodies if not body.spherical)  # read faster (Snapshot.take)
         self._tracked = tracked

@@ -1,0 +1,205 @@
+"""Gym-style environments of our own, one per pattern of real environments' PyBullet code.
+
+Each has ``reset(seed=None) -> (observation, info)`` and ``step(action) -> (observation,
+reward, terminated, truncated, info)`` and never mentions the package under test; the
+patterns are those of pybullet_envs and panda-gym:
+
+- :class:`ClientInReset`: the client is created in ``reset()`` (pybullet_envs' envs);
+- :class:`ReloadEveryReset`: ``resetSimulation`` and a reload on every reset, another body
+  each episode (Minitaur, Kuka, Racecar);
+- :class:`MJCFWalker`: an MJCF body loaded once, its state saved and restored between
+  episodes, the world's own contact ERP (the locomotion envs);
+- :class:`TorqueQuadruped`: a quadruped under a PD controller in ``TORQUE_CONTROL`` (Minitaur);
+- :class:`Randomized`: mass and friction randomized per episode (domain randomization);
+- :class:`Spawner`: bodies spawned and removed mid-episode.
+
+Observations are a body's base position; rewards are 0.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+
+DATA = pybullet_data.getDataPath()
+
+
+class _Env:
+    """What the environments share: a client, gravity, a plane, an observed body."""
+
+    #: Steps per episode.
+    horizon = 90
+
+    def __init__(self) -> None:
+        self.client = -1
+        self.body = -1
+        self.steps = 0
+        self.rng = np.random.default_rng(0)
+
+    def _world(self) -> None:
+        p.setGravity(0.0, 0.0, -9.81, physicsClientId=self.client)
+        p.loadURDF(os.path.join(DATA, "plane.urdf"), physicsClientId=self.client)
+
+    def _observe(self) -> np.ndarray:
+        return np.array(p.getBasePositionAndOrientation(self.body, physicsClientId=self.client)[0])
+
+    def _start(self, seed: int | None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.steps = 0
+
+    def _act(self, action: Any) -> None:
+        """Issue the action's commands (none by default)."""
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
+        raise NotImplementedError
+
+    def step(self, action: Any = None) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self._act(action)
+        p.stepSimulation(physicsClientId=self.client)
+        self.steps += 1
+        return self._observe(), 0.0, False, self.steps >= self.horizon, {}
+
+    def close(self) -> None:
+        if self.client >= 0 and p.isConnected(physicsClientId=self.client):
+            p.disconnect(physicsClientId=self.client)
+        self.client = -1
+
+
+class ClientInReset(_Env):
+    """A new client at every reset (the old one disconnected), a cube dropped onto the plane."""
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
+        self._start(seed)
+        self.close()
+        self.client = p.connect(p.DIRECT)
+        self._world()
+        self.body = p.loadURDF(os.path.join(DATA, "cube_small.urdf"), [0.0, 0.0, 0.2], physicsClientId=self.client)
+        return self._observe(), {}
+
+
+class ReloadEveryReset(_Env):
+    """One client; every reset calls ``resetSimulation`` and loads another body (cube, sphere,
+    duck in turn) dropped from a random height."""
+
+    BODIES = ("cube_small.urdf", "sphere_small.urdf", "duck_vhacd.urdf")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.client = p.connect(p.DIRECT)
+        self.episode = 0
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
+        self._start(seed)
+        p.resetSimulation(physicsClientId=self.client)
+        self._world()
+        name = self.BODIES[self.episode % len(self.BODIES)]
+        self.episode += 1
+        self.body = p.loadURDF(os.path.join(DATA, name), [0.0, 0.0, self.rng.uniform(0.1, 0.3)], physicsClientId=self.client)
+        return self._observe(), {}
+
+
+class MJCFWalker(_Env):
+    """pybullet_data's MJCF ant, loaded at the first reset with the world's contact ERP 0.9;
+    its state is saved then, 0.1 m higher than the file places it, and restored at every
+    reset; motors off."""
+
+    horizon = 240
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
+        self._start(seed)
+        if self.client < 0:
+            self.client = p.connect(p.DIRECT)
+            self._world()
+            p.setDefaultContactERP(0.9, physicsClientId=self.client)
+            self.body = p.loadMJCF(os.path.join(DATA, "mjcf", "ant.xml"), physicsClientId=self.client)[-1]
+            joints = list(range(p.getNumJoints(self.body, physicsClientId=self.client)))
+            p.setJointMotorControlArray(self.body, joints, p.VELOCITY_CONTROL, forces=[0.0] * len(joints), physicsClientId=self.client)
+            position, orientation = p.getBasePositionAndOrientation(self.body, physicsClientId=self.client)
+            p.resetBasePositionAndOrientation(self.body, [position[0], position[1], position[2] + 0.1], orientation, physicsClientId=self.client)
+            self.state = p.saveState(physicsClientId=self.client)
+        else:
+            p.restoreState(self.state, physicsClientId=self.client)
+        return self._observe(), {}
+
+
+class TorqueQuadruped(_Env):
+    """pybullet_data's laikago dropped from 2 cm, its joints driven by a PD law in
+    ``TORQUE_CONTROL`` towards a standing pose plus the action (joint offsets, rad)."""
+
+    horizon = 120
+    TARGET = np.array([0.0, 0.6, -1.2] * 4)
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
+        self._start(seed)
+        if self.client < 0:
+            self.client = p.connect(p.DIRECT)
+        p.resetSimulation(physicsClientId=self.client)
+        self._world()
+        self.body = p.loadURDF(
+            os.path.join(DATA, "laikago/laikago_toes.urdf"), [0.0, 0.0, 0.5], [0.5, 0.5, 0.5, 0.5], physicsClientId=self.client
+        )
+        self.joints = [
+            joint
+            for joint in range(p.getNumJoints(self.body, physicsClientId=self.client))
+            if p.getJointInfo(self.body, joint, physicsClientId=self.client)[2] == p.JOINT_REVOLUTE
+        ]
+        for joint, angle in zip(self.joints, self.TARGET, strict=True):
+            p.resetJointState(self.body, joint, angle, physicsClientId=self.client)
+        p.setJointMotorControlArray(self.body, self.joints, p.VELOCITY_CONTROL, forces=[0.0] * 12, physicsClientId=self.client)
+        return self._observe(), {}
+
+    def _act(self, action: Any) -> None:
+        target = self.TARGET + (0.0 if action is None else np.asarray(action))
+        states = p.getJointStates(self.body, self.joints, physicsClientId=self.client)
+        q, qd = np.array([s[0] for s in states]), np.array([s[1] for s in states])
+        torques = np.clip(200.0 * (target - q) - 5.0 * qd, -40.0, 40.0)
+        p.setJointMotorControlArray(self.body, self.joints, p.TORQUE_CONTROL, forces=torques.tolist(), physicsClientId=self.client)
+
+
+class Randomized(_Env):
+    """A box dropped onto the plane, its mass (0.5-2 kg) and friction (0-1) and the plane's
+    friction drawn at every reset with ``changeDynamics``; the box slides in at 1 m/s."""
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
+        self._start(seed)
+        if self.client < 0:
+            self.client = p.connect(p.DIRECT)
+            self._world()
+            shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05, 0.05, 0.05], physicsClientId=self.client)
+            self.body = p.createMultiBody(1.0, shape, physicsClientId=self.client)
+        p.changeDynamics(self.body, -1, mass=self.rng.uniform(0.5, 2.0), lateralFriction=self.rng.uniform(0.0, 1.0), physicsClientId=self.client)
+        p.changeDynamics(0, -1, lateralFriction=self.rng.uniform(0.0, 1.0), physicsClientId=self.client)
+        p.resetBasePositionAndOrientation(self.body, [0.0, 0.0, 0.15], [0.0, 0.0, 0.0, 1.0], physicsClientId=self.client)
+        p.resetBaseVelocity(self.body, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=self.client)
+        return self._observe(), {}
+
+
+class Spawner(_Env):
+    """A sphere on the plane; every 30 steps a cube is spawned above it, and the oldest cube
+    beyond two is removed."""
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
+        self._start(seed)
+        if self.client < 0:
+            self.client = p.connect(p.DIRECT)
+            self._world()
+            self.body = p.loadURDF(os.path.join(DATA, "sphere_small.urdf"), [0.0, 0.0, 0.1], physicsClientId=self.client)
+        self.cubes: list[int] = getattr(self, "cubes", [])
+        return self._observe(), {}
+
+    def _act(self, action: Any) -> None:
+        if self.steps % 30 == 0:
+            x, y = self.rng.uniform(-0.5, 0.5, size=2)
+            cube = p.loadURDF(os.path.join(DATA, "cube_small.urdf"), [x, y, 0.2], physicsClientId=self.client)
+            self.cubes.append(cube)
+            if len(self.cubes) > 2:
+                p.removeBody(self.cubes.pop(0), physicsClientId=self.client)
+
+
+#: Every pattern environment, by name.
+PATTERNS = {cls.__name__: cls for cls in (ClientInReset, ReloadEveryReset, MJCFWalker, TorqueQuadruped, Randomized, Spawner)}
