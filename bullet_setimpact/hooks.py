@@ -121,7 +121,7 @@ def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None
 
 def uninstall(client: Any = 0) -> ImpactSimulator:
     """Remove the hook of ``client`` (an id or a ``BulletClient``, connected or not) and
-    return its simulator.
+    return its simulator, closed (:meth:`ImpactSimulator.close`).
 
     Removing the last hook restores ``pybullet.stepSimulation`` and ``BulletClient`` exactly
     as :func:`install` found them.  ``ValueError`` if the client is not hooked.
@@ -131,6 +131,7 @@ def uninstall(client: Any = 0) -> ImpactSimulator:
         if client not in _hooked:
             raise ValueError(f"PyBullet client {client!r} is not hooked; hooked clients: {sorted(_hooked)}")
         simulator = _hooked.pop(client)
+        simulator.close()
         if not _hooked:
             if pybullet.stepSimulation is _dispatch:  # else someone wrapped it since: the dispatcher passes through
                 pybullet.stepSimulation = _previous

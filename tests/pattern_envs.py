@@ -120,7 +120,9 @@ class MJCFWalker(_Env):
             joints = list(range(p.getNumJoints(self.body, physicsClientId=self.client)))
             p.setJointMotorControlArray(self.body, joints, p.VELOCITY_CONTROL, forces=[0.0] * len(joints), physicsClientId=self.client)
             position, orientation = p.getBasePositionAndOrientation(self.body, physicsClientId=self.client)
-            p.resetBasePositionAndOrientation(self.body, [position[0], position[1], position[2] + 0.1], orientation, physicsClientId=self.client)
+            p.resetBasePositionAndOrientation(
+                self.body, [position[0], position[1], position[2] + 0.1], orientation, physicsClientId=self.client
+            )
             self.state = p.saveState(physicsClientId=self.client)
         else:
             p.restoreState(self.state, physicsClientId=self.client)
@@ -172,7 +174,9 @@ class Randomized(_Env):
             self._world()
             shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05, 0.05, 0.05], physicsClientId=self.client)
             self.body = p.createMultiBody(1.0, shape, physicsClientId=self.client)
-        p.changeDynamics(self.body, -1, mass=self.rng.uniform(0.5, 2.0), lateralFriction=self.rng.uniform(0.0, 1.0), physicsClientId=self.client)
+        p.changeDynamics(
+            self.body, -1, mass=self.rng.uniform(0.5, 2.0), lateralFriction=self.rng.uniform(0.0, 1.0), physicsClientId=self.client
+        )
         p.changeDynamics(0, -1, lateralFriction=self.rng.uniform(0.0, 1.0), physicsClientId=self.client)
         p.resetBasePositionAndOrientation(self.body, [0.0, 0.0, 0.15], [0.0, 0.0, 0.0, 1.0], physicsClientId=self.client)
         p.resetBaseVelocity(self.body, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=self.client)

@@ -50,6 +50,10 @@ with (
     user.run(other, STEPS)
 assert pybullet.stepSimulation is original, pybullet.stepSimulation
 assert "stepSimulation" not in vars(BulletClient)
+# the hooks' simulators are closed: no simulator follows the world, every function is PyBullet's
+from bullet_setimpact.bullet import following
+assert all(getattr(pybullet, name) is following.ORIGINALS[name] for name in following.WRAPPED)
+assert not any(name in vars(BulletClient) for name in following.WRAPPED)
 hooked = {0: (routh, user.state(pybullet, bodies[0])), other._client: (anitescu, user.state(other, bodies[other._client]))}
 
 for cid, (law, seed, tilt) in laws.items():
@@ -212,3 +216,55 @@ def test_gym_example_runs(tmp_path: Path) -> None:
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "plain Bullet" in done.stdout and (tmp_path / "fig.png").stat().st_size > 0
+
+
+def test_hook_of_every_client_follows_new_clients() -> None:
+    """``hook(law, seed=...)`` without a client: two clients connected inside the block (one by
+    ``p.connect``, one a ``BulletClient``), each with the same world, are hooked as they
+    connect; each has its own seed stream, so their sampled outcomes differ, and ``h.events``
+    merges both in time order naming each client.  A second run reproduces every event.
+    Disconnecting one inside the block unhooks it and keeps its events; the block ends cleanly."""
+    from pybullet_utils.bullet_client import BulletClient
+
+    runs = []
+    for _ in range(2):
+        with hook("routh", seed=11) as h:
+            first = p.connect(p.DIRECT)
+            second = BulletClient(p.DIRECT)
+            ids = {first, second._client}
+            _drop(first)
+            _drop(second._client)
+            assert set(h.simulators) >= {first, second._client}
+            for _ in range(240):
+                p.stepSimulation(physicsClientId=first)
+                second.stepSimulation()
+            p.disconnect(physicsClientId=first)
+            assert first not in h.simulators and second._client in h.simulators
+            second.disconnect()
+        runs.append(h.events)
+        assert {event.client for event in h.events} == ids and not h.simulators
+    events = runs[0]
+    assert [e.time for e in events] == sorted(e.time for e in events)
+    by_client: dict[int, list] = {}
+    for event in events:
+        by_client.setdefault(event.client, []).append(event)
+    assert len(by_client) == 2
+    a, b = by_client.values()
+    assert [e.v_plus.tobytes() for e in a] != [e.v_plus.tobytes() for e in b]  # own seed streams
+    assert [(e.time, e.client, e.v_plus.tobytes()) for e in runs[0]] == [(e.time, e.client, e.v_plus.tobytes()) for e in runs[1]]
+
+
+def test_hook_messages(clients: list[int]) -> None:
+    """A misspelled option names the hook and lists the valid ones; a law given by name is
+    accepted; an error raised while stepping a hooked client names the hook and the client."""
+    misspelled = r"bullet_setimpact.hook\(\) got an unknown option 'contact_tol'; did you mean 'contact_tolerance'"
+    with pytest.raises(TypeError, match=misspelled), hook("routh", client=clients[0], contact_tol=1e-4):
+        pass
+    with pytest.raises(ValueError, match="unknown law 'ruth'"), hook("ruth", client=clients[0]):
+        pass
+    with hook("routh", client=clients[0], seed=0) as sim:
+        assert sim.law.name == "routh"
+        p.resetBaseVelocity(1, [float("nan"), 0.0, 0.0], physicsClientId=clients[0])
+        with pytest.raises(ValueError, match="NaN or inf") as raised:
+            p.stepSimulation(physicsClientId=clients[0])
+    assert any(f"bullet_setimpact.hook on PyBullet client {clients[0]}" in note for note in raised.value.__notes__)

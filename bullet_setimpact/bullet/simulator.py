@@ -254,10 +254,19 @@ class ImpactSimulator:
         self._commands_spent = False  # whether a Bullet step since they were issued used them up
         self._given_erp = dict(erp or {})
         self._record = following.world(self.client)
-        following.follow()
-        weakref.finalize(self, following.unfollow)
+        self._follow()
         self._version = -1  # no model yet
         self._build()
+
+    def _follow(self) -> None:
+        """Register with :mod:`.following` until :meth:`close` or the simulator's end."""
+        following.follow()
+        self._following = weakref.finalize(self, following.unfollow)
+
+    def close(self) -> None:
+        """Stop following the world (the hook does it on exit).  A later :meth:`step` follows it
+        again and models it anew, since what changed in between was not seen."""
+        self._following()  # unfollow, once
 
     def _build(self) -> None:
         """Model the world as it is now: its bodies, their shapes and friction, the time step and
@@ -309,6 +318,9 @@ class ImpactSimulator:
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
         """Advance one Bullet time step (``fixedTimeStep``) and return its impact events."""
+        if not self._following.alive:  # closed: changes made since were not seen
+            self._follow()
+            self._version = 0
         if self._record.version != self._version:  # the user's code changed the world (.following)
             if not self._record.connected:
                 check_client(self.client)  # raises, naming the client
