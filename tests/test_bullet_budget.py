@@ -16,6 +16,7 @@ import pybullet_data
 import pytest
 
 from bullet_setimpact.bullet.contacts import ContactFinder
+from bullet_setimpact.bullet.events import BulletPoints
 from bullet_setimpact.bullet.resting.certificates import AfterStep, StaticBodiesUnmoved
 from bullet_setimpact.bullet.resting.corner_watch import CornerWatch
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
@@ -326,8 +327,8 @@ def _check_every_skip(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     held: list[int] = []
     original = ImpactSimulator._within_budget
 
-    def checked(self: ImpactSimulator, touching: set, duration: float) -> bool:
-        skipped = original(self, touching, duration)
+    def checked(self: ImpactSimulator, step: object, touching: set, points: BulletPoints) -> bool:
+        skipped = original(self, step, touching, points)
         if skipped:
             found = {contact.feature for contact in self.finder.contacts()}
             assert not found - set(touching), f"t = {self.time:.4f} s: the budget skipped a step with new contacts {found - set(touching)}"
@@ -586,7 +587,7 @@ def test_moving_a_static_body_breaks_its_certificate(client: int) -> None:
     resting = simulator._resting
     assert resting is not None and resting.ledger is not None
     (statics,) = [certificate for certificate in resting.certificates if isinstance(certificate, StaticBodiesUnmoved)]
-    after = AfterStep(client, set(), frozenset())
+    after = AfterStep(BulletPoints(client), set(), frozenset())
     assert statics.holds(after)
     ground = next(iter(statics.poses))
     position, orientation = p.getBasePositionAndOrientation(ground, physicsClientId=client)

@@ -18,7 +18,7 @@ from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.events import localize
 from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
 from bullet_setimpact.bullet.model import WorldModel
-from bullet_setimpact.bullet.simulator import ImpactFailure, ImpactSimulator
+from bullet_setimpact.bullet.simulator import ImpactFailure, ImpactSimulator, _Step
 from bullet_setimpact.errors import EventCapWarning
 from bullet_setimpact.laws.base import ImpactLaw
 
@@ -178,10 +178,11 @@ def test_partial_steps_correct_a_penetration_at_a_whole_steps_speed(client: int,
     sim = ImpactSimulator(RouthImpact("auto", 50), client, erp=erp)
     sim._dt = sim._current_step = dt
     speeds = []
+    step = _Step(0.0, dt, [])
     for tau in (dt, 1e-5, dt):
         p.resetBasePositionAndOrientation(cube, pressed, orientation, physicsClientId=client)
         p.resetBaseVelocity(cube, [0, 0, 0], [0, 0, 0], physicsClientId=client)
-        sim._bullet_step(tau)
+        sim._bullet_step(step, tau)
         speeds.append(p.getBaseVelocity(cube, physicsClientId=client)[0][2])
     whole, partial, after = speeds
     expected = (contact_erp or 0.08) * depth / dt

@@ -63,6 +63,22 @@ def contact_points(client: int) -> tuple:
     return p.getContactPoints(-1, -1, -2, -2, client)
 
 
+class BulletPoints:
+    """Bullet's contact points after one Bullet step, read at most once, when first asked for:
+    the detection and the resting-contact certificates of a step share them."""
+
+    def __init__(self, client: int) -> None:
+        self.client = client
+        self._manifold: Sequence[tuple] | None = None
+
+    @property
+    def manifold(self) -> Sequence[tuple]:
+        """``getContactPoints()`` after the step (:func:`contact_points`)."""
+        if self._manifold is None:
+            self._manifold = contact_points(self.client)
+        return self._manifold
+
+
 def pushed_by_bullet(
     client: int,
     finder: ContactFinder,

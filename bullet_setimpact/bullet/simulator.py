@@ -28,7 +28,7 @@ import logging
 import math
 import warnings
 import weakref
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,9 +46,9 @@ from ..validation import positive_int, positive_number
 from . import following
 from .assembly import clusters, combined_restitution, contact_problem
 from .configuration import Configuration
-from .contacts import SEED_MARGIN, Contact, ContactFinder
+from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature
 from .damping import unstable_damping
-from .events import arrivals, localize, pushed_by_bullet
+from .events import BulletPoints, arrivals, localize, pushed_by_bullet
 from .inventory import check_client
 from .model import WorldModel
 from .resting.budget import SpeedBound
@@ -136,6 +136,69 @@ class ImpactEvent:
         """``(v_minus, v_plus)`` of one body's block."""
         index = [i for i, name in enumerate(self.coordinates) if name.startswith(f"{body}:")]
         return self.v_minus[index], self.v_plus[index]
+
+
+@dataclass
+class _Step:
+    """What the stages of one :meth:`ImpactSimulator.step` share.
+
+    Attributes
+    ----------
+    start : float
+        Simulated time at the step's start [s].
+    dt : float
+        The step's length [s].
+    commands : list
+        The step commands to issue again in each part (:data:`.following.STEP_COMMANDS`).
+    snapshot : Snapshot or None
+        The tracked bodies' state at ``start + done`` (None in free flight).
+    done : float
+        Time advanced so far [s].
+    events : list of ImpactEvent
+        The events resolved so far.
+    spent : bool
+        Whether a Bullet step since the commands were issued used them up.
+    end : Snapshot or None
+        The state after the last trial, when the resting-contact certificates read it.
+    """
+
+    start: float
+    dt: float
+    commands: list[tuple]
+    snapshot: Snapshot | None = None
+    done: float = 0.0
+    events: list[ImpactEvent] = field(default_factory=list)
+    spent: bool = False
+    end: Snapshot | None = None
+
+    @property
+    def remaining(self) -> float:
+        return self.dt - self.done
+
+    @property
+    def finished(self) -> bool:
+        return not self.remaining > 1e-9 * self.dt
+
+    @property
+    def quiet(self) -> bool:
+        """No event yet in this step."""
+        return not self.events
+
+    def advance(self, tau: float, events: list[ImpactEvent], snapshot: Callable[[], Snapshot]) -> None:
+        """Record ``tau`` seconds more and their ``events``; the rest of the step starts from the
+        state ``snapshot()`` reads now."""
+        self.done += tau
+        self.events += events
+        if not self.finished:
+            self.snapshot = snapshot()
+
+
+@dataclass(frozen=True)
+class _Arrival:
+    """What a trial step found arriving: the features, and whether Bullet pushed any before contact."""
+
+    features: list[Feature]
+    pushed: bool
 
 
 class ImpactSimulator:
@@ -318,42 +381,59 @@ class ImpactSimulator:
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
         """Advance one Bullet time step (``fixedTimeStep``) and return its impact events."""
+        self._follow_world()
+        step = self._begin()
+        try:
+            while not step.finished:
+                if len(step.events) >= self.max_events_per_step:
+                    self._cap(step)
+                    break
+                arrival = self._detect(step)
+                if arrival is None:  # nothing arrived: Bullet's trial step stands
+                    break
+                tau = self._localize(step, arrival)
+                events = self._resolve(step.start + step.done + tau)
+                if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the rest
+                    self._bullet_step(step, step.remaining)
+                    self._touching = {contact.feature for contact in self.finder.contacts()}
+                    break
+                step.advance(tau, events, self._snapshot)
+        finally:
+            self._set_time_step(self._dt)
+        return self._finish(step)
+
+    def _follow_world(self) -> None:
+        """Model the world anew if the user's code changed it since the last step (:mod:`.following`)."""
         if not self._following.alive:  # closed: changes made since were not seen
             self._follow()
             self._version = 0
-        if self._record.version != self._version:  # the user's code changed the world (.following)
+        if self._record.version != self._version:
             if not self._record.connected:
                 check_client(self.client)  # raises, naming the client
             self._build()
-        self._commands, self._commands_spent = self._record.take_commands(), False
+
+    def _begin(self) -> _Step:
+        """The step's context: its commands, and the state at its start, where the impacts of
+        contacts the user's code set colliding (first step, velocities reset) are resolved."""
         self._current_step = self._dt
-        done = 0.0
-        events: list[ImpactEvent] = []
-        try:
-            if self._last is not None and self._last.is_current():
-                snapshot: Snapshot | None = self._last  # nothing changed the world since the last step
-            else:
-                snapshot = self._checked_snapshot()
-                if snapshot is None or self._last is None or not snapshot.same_positions(self._last):
-                    self._drop_budget()  # the user moved a body (or nothing was near): measure again
-                if snapshot is not None and (self._touching is None or self._last is None or not snapshot.same_velocities(self._last)):
-                    # first step, or the user changed velocities: contacts may be colliding now
-                    events += self._resolve_and_track(self.time)
-                    snapshot = self._snapshot()
-            while self._dt - done > 1e-9 * self._dt:
-                if len(events) >= self.max_events_per_step:
-                    self._cap(self._dt - done)
-                    break
-                tau, new = self._advance(self._dt - done, self.time + done, snapshot, quiet=not events)
-                done += tau
-                events += new
-                if self._dt - done > 1e-9 * self._dt:  # an event inside the step: the rest starts here
-                    snapshot = self._snapshot()
-        finally:
-            self._set_time_step(self._dt)
-        self.time += self._dt
-        self._last = (self._end or self._snapshot()) if self._near else None
-        return events
+        step = _Step(self.time, self._dt, self._record.take_commands())
+        if self._last is not None and self._last.is_current():
+            step.snapshot = self._last  # nothing changed the world since the last step
+            return step
+        step.snapshot = self._checked_snapshot()
+        if step.snapshot is None or self._last is None or not step.snapshot.same_positions(self._last):
+            self._drop_budget()  # the user moved a body (or nothing was near): measure again
+        if step.snapshot is not None and (self._touching is None or self._last is None or not step.snapshot.same_velocities(self._last)):
+            # first step, or the user changed velocities: contacts may be colliding now
+            step.events += self._resolve(self.time)
+            step.snapshot = self._snapshot()
+        return step
+
+    def _finish(self, step: _Step) -> list[ImpactEvent]:
+        """Close the step: the time, and the state the next step compares with."""
+        self.time += step.dt
+        self._last = (step.end or self._snapshot()) if self._near else None
+        return step.events
 
     def _check_damping(self) -> None:
         """Warn of the tracked bodies whose joint damping is unstable at the world's time step
@@ -387,114 +467,118 @@ class ImpactSimulator:
             )
         return snapshot
 
-    def _advance(
-        self, duration: float, start_time: float, snapshot: Snapshot | None, quiet: bool = True
-    ) -> tuple[float, list[ImpactEvent]]:
-        """Trial-step ``duration``; on a new impact, roll back, localize it and resolve it.
+    # ------------------------------------------------------------------ detect
+    def _detect(self, step: _Step) -> _Arrival | None:
+        """Let Bullet take the rest of the step as a trial, and return what arrived in it, or
+        None when nothing did (the trial stands).
 
-        A point arrives when its feature (a vertex, or a link pair's closest point) was not
-        in contact at the start and is now, approaching faster than the threshold; a link
-        point out of contact that Bullet pushed (speculative contact) also
-        counts.  Returns the time advanced and the events resolved at its end.  When nothing
-        was within :data:`LOOKAHEAD` at the start, no snapshot is taken (free flight).  A
-        ``quiet`` step (no event before it in this step) that finds nothing arriving starts a
-        distance budget (:mod:`.budget`); the rest of a step with events does not pay for one.
+        A point arrives when its feature (a vertex, or a link pair's closest point) was not in
+        contact at the start and is now, approaching faster than the threshold; a link point
+        out of contact that Bullet pushed (speculative contact) also counts.  When nothing was
+        within :data:`LOOKAHEAD`, nothing is measured (free flight).  A quiet step (no event
+        before it in this step) that finds nothing arriving opens the resting-contact
+        certificates (:mod:`.resting.certificates`); the rest of a step with events does not
+        pay for them.
         """
         touching = self._touching if self._touching is not None else set()
-        self._end = None
-        self._bullet_step(duration)
-        if self._within_budget(touching, duration):
+        step.end = None
+        self._bullet_step(step, step.remaining)
+        points = BulletPoints(self.client)  # Bullet's contact points after the trial, read at most once
+        if self._within_budget(step, touching, points):
             self.budget_steps += 1
-            return duration, []
+            return None
         nearby = self.finder.pair_gaps(LOOKAHEAD)
         self._near = bool(nearby)
-        if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching)):
+        if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching, points)):
             self._touching = set()
-            if nearby and quiet:  # approaching through the lookahead: budget the distance left
-                self._start_budget([], nearby)
-            return duration, []
+            if nearby and step.quiet:  # approaching through the lookahead: budget the distance left
+                self._start_budget(step, [], nearby)
+            return None
         contacts = self.finder.contacts()
         approaching, arrived = arrivals(self.client, contacts, touching, self.impact_velocity_threshold)
-        pushed = self._pushed_by_bullet(touching)
+        pushed = self._pushed_by_bullet(touching, points)
         features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
-            if quiet and not approaching:
-                self._start_budget(contacts, nearby)
-            return duration, []
-        if snapshot is None:  # arrived from beyond the lookahead within one step: resolve here
-            logger.warning(
-                "a contact arrived from beyond %.3f m within one step at t = %.6f s; resolved at the step's end",
-                LOOKAHEAD,
-                start_time + duration,
-            )
-            return duration, self._resolve_and_track(start_time + duration)
-        # gaps measured to the lookahead (not clamped near contact): the root find's first
-        # secant step is only as good as the two ends' gaps
-        far = LOOKAHEAD
-        end_gap = max(min(self.finder.feature_gaps(features, far).values()), -far)
-        start_gap = min(self._feature_gaps_at(snapshot, 0.0, features, far), far)
+            if step.quiet and not approaching:
+                self._start_budget(step, contacts, nearby)
+            return None
+        return _Arrival(features, bool(pushed))
 
-        evaluated = [0.0]  # the time the world is at: the last evaluation's
-
-        def gap_after(tau: float) -> float:
-            evaluated[0] = tau
-            return self._feature_gaps_at(snapshot, tau, features, far)
-
-        # Localize just inside contact, so Bullet's manifold holds the new points as resting
-        # contacts afterwards; a speculative contact (Bullet pushes before penetration) can
-        # only be caught just outside.
-        target = TARGET_FRACTION * self.contact_tolerance * (1.0 if pushed else -1.0)
-        accuracy = TARGET_FRACTION * self.contact_tolerance
-        tau = 0.0 if start_gap <= target else localize(gap_after, duration, target, start_gap, end_gap, accuracy)
-        if evaluated[0] != tau:  # brentq's last evaluation is usually the root: the world is there
-            self._simulate_from(snapshot, tau)
-        events = self._resolve_and_track(start_time + tau)
-        if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the step
-            self._bullet_step(duration)
-            self._touching = {contact.feature for contact in self.finder.contacts()}
-            return duration, []
-        return tau, events
-
-    def _within_budget(self, touching: set, duration: float) -> bool:
-        """Whether every resting-contact certificate held over the step just taken, so the full
-        evaluation would find the contact set ``touching`` again (:mod:`.resting.certificates`)."""
+    def _within_budget(self, step: _Step, touching: set, points: BulletPoints) -> bool:
+        """Whether every resting-contact certificate held over the trial step just taken, so the
+        full evaluation would find the contact set ``touching`` again (:mod:`.resting.certificates`)."""
         if self._resting is None:
             return False
-        end = self._resting.holds(touching, duration)
-        if end is None:
-            return False
-        self._end = end
-        return True
+        step.end = self._resting.holds(touching, step.remaining, points)
+        return step.end is not None
 
-    def _start_budget(self, contacts: list[Contact], nearby: dict) -> None:
+    def _start_budget(self, step: _Step, contacts: list[Contact], nearby: dict) -> None:
         """Open the certificates on the current contact set (every contact touching)."""
         if self._resting is not None:
-            self._end = self._resting.open(contacts, nearby) or self._end
+            step.end = self._resting.open(contacts, nearby) or step.end
 
     def _drop_budget(self) -> None:
         if self._resting is not None:
             self._resting.drop()
 
-    def _feature_gaps_at(self, snapshot: Snapshot, tau: float, features: list, far: float) -> float:
-        """Smallest gap of ``features`` after simulating ``tau`` from ``snapshot``."""
-        self._simulate_from(snapshot, tau)
+    def _pushed_by_bullet(self, touching: set, points: BulletPoints) -> list[tuple]:
+        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, None, points.manifold)
+
+    # ------------------------------------------------------------------ localize
+    def _localize(self, step: _Step, arrival: _Arrival) -> float:
+        """The time ``tau`` after ``step.done`` of the arrival's impact, with the world there.
+
+        Localized just inside contact, so Bullet's manifold holds the new points as resting
+        contacts afterwards; a speculative contact (Bullet pushes before penetration) can only
+        be caught just outside.  In free flight (no snapshot: the contact arrived from beyond
+        :data:`LOOKAHEAD` within one step) it is resolved at the step's end."""
+        if step.snapshot is None:
+            logger.warning(
+                "a contact arrived from beyond %.3f m within one step at t = %.6f s; resolved at the step's end",
+                LOOKAHEAD,
+                step.start + step.dt,
+            )
+            return step.remaining
+        snapshot, features = step.snapshot, arrival.features
+        # gaps measured to the lookahead (not clamped near contact): the root find's first
+        # secant step is only as good as the two ends' gaps
+        far = LOOKAHEAD
+        end_gap = max(min(self.finder.feature_gaps(features, far).values()), -far)
+        start_gap = min(self._feature_gaps_at(step, 0.0, features, far), far)
+        evaluated = [0.0]  # the time the world is at: the last evaluation's
+
+        def gap_after(tau: float) -> float:
+            evaluated[0] = tau
+            return self._feature_gaps_at(step, tau, features, far)
+
+        target = TARGET_FRACTION * self.contact_tolerance * (1.0 if arrival.pushed else -1.0)
+        accuracy = TARGET_FRACTION * self.contact_tolerance
+        tau = 0.0 if start_gap <= target else localize(gap_after, step.remaining, target, start_gap, end_gap, accuracy)
+        if evaluated[0] != tau:  # brentq's last evaluation is usually the root: the world is there
+            self._simulate_from(step, snapshot, tau)
+        return tau
+
+    def _feature_gaps_at(self, step: _Step, tau: float, features: list, far: float) -> float:
+        """Smallest gap of ``features`` after simulating ``tau`` from the step's snapshot."""
+        assert step.snapshot is not None
+        self._simulate_from(step, step.snapshot, tau)
         return min(self.finder.feature_gaps(features, far).values(), default=far)
 
-    def _simulate_from(self, snapshot: Snapshot, tau: float) -> None:
+    def _simulate_from(self, step: _Step, snapshot: Snapshot, tau: float) -> None:
         """Restore ``snapshot`` and let Bullet simulate ``tau`` seconds from it."""
         snapshot.restore()
         if tau > 0.0:
-            self._bullet_step(tau)
+            self._bullet_step(step, tau)
 
-    def _bullet_step(self, duration: float) -> None:
+    def _bullet_step(self, step: _Step, duration: float) -> None:
         """Let Bullet simulate ``duration``, under the step's commands: PyBullet clears torques and
         external forces after each step, so every part of a split step issues them again."""
         self._set_time_step(duration)
-        if self._commands_spent:
-            for function, args, kwargs in self._commands:
+        if step.spent:
+            for function, args, kwargs in step.commands:
                 function(*args, **kwargs)
-        self._commands_spent = True
+        step.spent = True
         bullet_step_simulation(self.client)
 
     def _set_time_step(self, duration: float) -> None:
@@ -507,12 +591,7 @@ class ImpactSimulator:
             )
             self._current_step = duration
 
-    def _pushed_by_bullet(
-        self, touching: set, touching_keys: Collection | None = None, points: Sequence[tuple] | None = None
-    ) -> list[tuple]:
-        return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, touching_keys, points)
-
-    def _cap(self, remaining: float) -> None:
+    def _cap(self, step: _Step) -> None:
         self.capped_steps += 1
         warnings.warn(
             f"more than {self.max_events_per_step} impact events in one step at t = {self.time:.6f} s: "
@@ -521,77 +600,90 @@ class ImpactSimulator:
             stacklevel=3,
         )
         self._drop_budget()
-        self._bullet_step(remaining)
+        self._bullet_step(step, step.remaining)
         self._touching = {contact.feature for contact in self.finder.contacts()}
 
-    # ------------------------------------------------------------------ events
-    def _resolve_and_track(self, time: float) -> list[ImpactEvent]:
-        """Resolve the impacts at the current configuration; its contacts become the touching set."""
+    # ------------------------------------------------------------------ resolve
+    def _resolve(self, time: float) -> list[ImpactEvent]:
+        """Resolve the impacts at the current configuration, one event per colliding cluster, on
+        one BLAS thread (:mod:`~bullet_setimpact._threads`: an event's products are small).  The
+        contact set is evaluated once; it becomes the touching set."""
         self._drop_budget()
         contacts = self.finder.contacts()
         self._touching = {contact.feature for contact in contacts}
-        return self._resolve_impacts(time, contacts)
-
-    def _resolve_impacts(self, time: float, contacts: list[Contact]) -> list[ImpactEvent]:
-        """Resolve every colliding contact cluster among ``contacts`` (current configuration), on
-        one BLAS thread (:mod:`~bullet_setimpact._threads`: an event's products are small)."""
-        with one_blas_thread():
-            return self._resolve_clusters(time, contacts)
-
-    def _resolve_clusters(self, time: float, contacts: list[Contact]) -> list[ImpactEvent]:
-        """The events of :meth:`_resolve_impacts`, one per colliding cluster."""
-        events = []
         modelled = set(self._dynamic) | self.world.static_bodies
         contacts = [c for c in contacts if c.body_a in modelled and c.body_b in modelled]
-        for cluster in clusters(contacts, set(self._dynamic)):
-            bodies = tuple(sorted({b for c in cluster for b in (c.body_a, c.body_b) if b in self._dynamic}))
-            if bodies not in self._models:
-                self._models[bodies] = self.world.restrict(bodies)
-            model = self._models[bodies]
-            configuration = model.configuration()
-            try:
-                restitution = self._restitution(cluster)
-                problem, cluster = contact_problem(cluster, configuration, self.friction_directions, restitution)
-            except (SetImpactError, ValueError, np.linalg.LinAlgError) as exc:
-                raise ImpactFailure(
-                    f"the impact problem of {len(cluster)} contacts between bodies {bodies} at t = {time:.6f} s "
-                    f"could not be built ({type(exc).__name__}: {exc}); nothing was written back"
-                ) from exc
-            v_minus = model.velocity()
-            if not np.isfinite(v_minus).all():
-                raise ValueError(
-                    f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; "
-                    "was it set with resetBaseVelocity or resetJointState?"
-                )
-            if problem is None or not (problem.normal_velocities(v_minus) < -self.impact_velocity_threshold).any():
-                continue
-            result, law_name, failure = self._checked_outcome(problem, v_minus, configuration)
-            model.set_velocity(result.v_plus)
-            written = model.velocity()
-            if not (np.abs(written - result.v_plus) <= 1e-9 * (1.0 + np.abs(result.v_plus).max())).all():  # allclose(rtol=0)
-                raise ImpactFailure(f"PyBullet did not take the written velocity (max error {np.abs(written - result.v_plus).max():.2e})")
-            event = ImpactEvent(
-                time=time,
-                contacts=tuple(cluster),
-                bodies=bodies,
-                coordinates=tuple(f"{body.body}:{name}" for body in model.bodies for name in body.coordinates),
-                v_minus=v_minus,
-                v_plus=result.v_plus,
-                v_written=written,
-                result=result,
-                problem=problem,
-                energy_before=result.energy_before,
-                energy_after=result.energy_after,
-                max_penetration=max(0.0, -min(c.gap for c in cluster)),
-                law=law_name,
-                failure=failure,
-                diagnostics=self._diagnostics(problem, v_minus) if self.diagnostics else {},
-                client=self.client,
-            )
-            self.events.append(event)
-            events.append(event)
-            logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
+        events = []
+        with one_blas_thread():
+            for cluster in clusters(contacts, set(self._dynamic)):
+                event = self._event(time, cluster)
+                if event is not None:
+                    self.events.append(event)
+                    events.append(event)
         return events
+
+    def _event(self, time: float, cluster: list[Contact]) -> ImpactEvent | None:
+        """The event of one contact cluster, its outcome written back; None when no contact of
+        it approaches faster than the threshold."""
+        bodies = tuple(sorted({b for c in cluster for b in (c.body_a, c.body_b) if b in self._dynamic}))
+        if bodies not in self._models:
+            self._models[bodies] = self.world.restrict(bodies)
+        model = self._models[bodies]
+        problem, cluster = self._problem(time, bodies, model.configuration(), cluster)
+        v_minus = model.velocity()
+        if not np.isfinite(v_minus).all():
+            raise ValueError(
+                f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; "
+                "was it set with resetBaseVelocity or resetJointState?"
+            )
+        if problem is None or not (problem.normal_velocities(v_minus) < -self.impact_velocity_threshold).any():
+            return None
+        outcome = self.checked.check(problem, v_minus, rng=self.rng)
+        if outcome.failure:
+            logger.warning("%s; applied the %s fallback", outcome.failure, outcome.law)
+        result = outcome.result
+        model.set_velocity(result.v_plus)
+        written = model.velocity()
+        if not (np.abs(written - result.v_plus) <= 1e-9 * (1.0 + np.abs(result.v_plus).max())).all():  # allclose(rtol=0)
+            raise ImpactFailure(f"PyBullet did not take the written velocity (max error {np.abs(written - result.v_plus).max():.2e})")
+        event = ImpactEvent(
+            time=time,
+            contacts=tuple(cluster),
+            bodies=bodies,
+            coordinates=tuple(f"{body.body}:{name}" for body in model.bodies for name in body.coordinates),
+            v_minus=v_minus,
+            v_plus=result.v_plus,
+            v_written=written,
+            result=result,
+            problem=problem,
+            energy_before=result.energy_before,
+            energy_after=result.energy_after,
+            max_penetration=max(0.0, -min(c.gap for c in cluster)),
+            law=outcome.law,
+            failure=outcome.failure,
+            diagnostics=self._diagnostics(problem, v_minus) if self.diagnostics else {},
+            client=self.client,
+        )
+        logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
+        return event
+
+    def _problem(
+        self, time: float, bodies: tuple[int, ...], configuration: Configuration, cluster: list[Contact]
+    ) -> tuple[ImpactProblem | None, list[Contact]]:
+        """The impact problem of a cluster, as the law receives it: ``M(q)``, the contact
+        Jacobians and friction, Bullet's combined restitution when the law honours it, and the
+        external force when it reads one (``needs_external_force``).  Returns it (None without
+        contacts left) and the contacts kept, or raises :class:`ImpactFailure`."""
+        try:
+            problem, cluster = contact_problem(cluster, configuration, self.friction_directions, self._restitution(cluster))
+        except (SetImpactError, ValueError, np.linalg.LinAlgError) as exc:
+            raise ImpactFailure(
+                f"the impact problem of {len(cluster)} contacts between bodies {bodies} at t = {time:.6f} s "
+                f"could not be built ({type(exc).__name__}: {exc}); nothing was written back"
+            ) from exc
+        if problem is not None and self.checked.needs_external_force:
+            problem = problem.with_external_force(configuration.external_force())
+        return problem, cluster
 
     def _restitution(self, contacts: list[Contact]) -> np.ndarray | None:
         """The contacts' combined restitution if the law honours it; otherwise None, with a
@@ -611,16 +703,6 @@ class ImpactSimulator:
                     stacklevel=4,
                 )
         return None
-
-    def _checked_outcome(self, problem: ImpactProblem, v_minus: np.ndarray, configuration: Configuration) -> tuple[ImpactResult, str, str]:
-        """The law's outcome if it passes the checks (:class:`CheckedLaw`), else the fallback's
-        or :class:`ImpactFailure`.  Returns ``(result, law name, why the law was not used)``."""
-        if self.checked.needs_external_force:
-            problem = problem.with_external_force(configuration.external_force())
-        outcome = self.checked.check(problem, v_minus, rng=self.rng)
-        if outcome.failure:
-            logger.warning("%s; applied the %s fallback", outcome.failure, outcome.law)
-        return outcome.result, outcome.law, outcome.failure
 
     def _diagnostics(self, problem: ImpactProblem, v_minus: np.ndarray) -> dict[str, Any]:
         from ..analysis.diagnostics import normal_coupling, order_independent

@@ -63,29 +63,27 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 import pybullet as p
 
 from ..contacts import Contact, ContactFinder, Feature, Pair
-from ..events import contact_points, pushed_by_bullet
+from ..events import BulletPoints, pushed_by_bullet
 from ..state import Snapshot
 from .budget import DistanceBudget, SpeedBound, budget
 
 
 class AfterStep:
     """What the certificates read after one Bullet step. Bullet's contact points (``manifold``)
-    are read at most once, and only when a certificate asks for them."""
+    are read at most once for the step (:class:`~..events.BulletPoints`), and only when asked for."""
 
-    def __init__(self, client: int, touching: Collection[Feature], touching_keys: Collection[tuple]) -> None:
-        self.client = client
+    def __init__(self, points: BulletPoints, touching: Collection[Feature], touching_keys: Collection[tuple]) -> None:
+        self.client = points.client
+        self.points = points
         #: The features in contact at the last full evaluation.
         self.touching = touching
         #: Their link pairs, as PyBullet's contact points name them.
         self.touching_keys = touching_keys
-        self._manifold: Sequence[tuple] | None = None
 
     @property
     def manifold(self) -> Sequence[tuple]:
         """``getContactPoints()`` after the step."""
-        if self._manifold is None:
-            self._manifold = contact_points(self.client)
-        return self._manifold
+        return self.points.manifold
 
 
 class Certificate(ABC):
@@ -266,16 +264,16 @@ class RestingContact:
         )
         return end
 
-    def holds(self, touching: Collection[Feature], duration: float) -> Snapshot | None:
-        """After a Bullet step of ``duration`` from the touching set ``touching``: the state now
-        when every certificate holds (the step may skip the evaluation), else None (the budget
-        is dropped)."""
+    def holds(self, touching: Collection[Feature], duration: float, points: BulletPoints) -> Snapshot | None:
+        """After a Bullet step of ``duration`` from the touching set ``touching`` (``points``: Bullet's
+        contact points after it): the state now when every certificate holds (the step may skip
+        the evaluation), else None (the budget is dropped)."""
         ledger = self.ledger
         if ledger is None:
             return None
         end = self.snapshot()
         ledger.spend(self.speed_bound.speeds(end), duration)
-        after = AfterStep(self.client, touching, ledger.touching_keys)
+        after = AfterStep(points, touching, ledger.touching_keys)
         if all(certificate.holds(after) for certificate in self.certificates):
             self._age += 1
             return end
