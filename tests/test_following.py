@@ -306,6 +306,24 @@ def test_user_contact_erp_stays_in_force(client: int, monkeypatch: pytest.Monkey
     assert all(kwargs["contactERP"] <= 0.9 for kwargs in written)
 
 
+def test_reset_simulation_restores_pybullets_erp(client: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``resetSimulation`` builds a new dynamics world with PyBullet's default parameters
+    (``contactERP`` 0.08): the contact ERP a world set before it is not written back after."""
+    written: list[dict] = []
+    original = simulator_module.set_engine_parameters
+    monkeypatch.setattr(simulator_module, "set_engine_parameters", lambda **kwargs: (written.append(kwargs), original(**kwargs)))
+    with bullet_setimpact.hook("routh", client=client, seed=0) as sim:
+        p.setDefaultContactERP(0.9, physicsClientId=client)
+        p.resetSimulation(physicsClientId=client)
+        p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
+        _ground(client)
+        _sphere(client, 0.1, 1.0, [0.0, 0.0, 0.3])
+        for _ in range(240):
+            p.stepSimulation(physicsClientId=client)
+    whole = [kwargs for kwargs in written if kwargs["fixedTimeStep"] == DT]
+    assert sim.events and whole and all(kwargs["contactERP"] == 0.08 for kwargs in whole)
+
+
 @pytest.mark.parametrize("model", ["humanoid_symmetric.xml", "ant.xml", "hopper.xml"])
 def test_mjcf_bodies_land_without_a_crash(model: str) -> None:
     """pybullet_data's MJCF humanoid, ant and hopper (``getCollisionShapeData`` crashes the

@@ -232,8 +232,10 @@ class ImpactSimulator:
     erp : dict, optional
         The world's error reduction parameters, as given to ``setPhysicsEngineParameter``
         (keys ``erp``, ``contactERP``, ``frictionERP``; the others keep
-        :data:`PYBULLET_ERP`, PyBullet's defaults).  Pass them when the world sets its own:
-        PyBullet cannot report them, and the simulator sets them.  A partial step of ``tau``
+        :data:`PYBULLET_ERP`, PyBullet's defaults).  PyBullet cannot report them, and the
+        simulator sets them: those the user's code sets while a simulator lives
+        (``setPhysicsEngineParameter``, ``setDefaultContactERP``) are seen and kept
+        (:mod:`.following`); pass those the world set before.  A partial step of ``tau``
         (localizing or finishing a step with an impact) runs with each scaled by ``tau / dt``:
         Bullet corrects a penetration ``d`` with the velocity ``ERP d / tau``, so unscaled a
         10 us step would push a resting contact 0.1 mm deep out at 400x a whole step's
@@ -313,8 +315,6 @@ class ImpactSimulator:
         self.capped_steps = 0
         #: Steps that skipped the contact evaluation under the resting-contact certificates.
         self.budget_steps = 0
-        self._commands: list[tuple] = []  # the step commands of the step being taken (following.STEP_COMMANDS)
-        self._commands_spent = False  # whether a Bullet step since they were issued used them up
         self._given_erp = dict(erp or {})
         self._record = following.world(self.client)
         self._follow()
@@ -335,10 +335,13 @@ class ImpactSimulator:
         """Model the world as it is now: its bodies, their shapes and friction, the time step and
         the error reduction parameters the user set (:mod:`.following`)."""
         record = self._record
-        if self._version < 0:  # at construction: the user's parameters set before, then erp=
-            self.erp = _error_reduction({**{name: value for name, (value, _) in record.erp.items()}, **self._given_erp})
-        else:  # the parameters set since the last build
-            self.erp.update({name: value for name, (value, version) in record.erp.items() if version > self._version})
+        seen = {name: value for name, (value, version) in record.erp.items() if version > self._version}
+        if self._version < 0:  # at construction: those set while a simulator lived, then erp=
+            self.erp = _error_reduction({**seen, **self._given_erp})
+        elif record.reset_version > self._version:  # a new dynamics world: PyBullet's defaults, then those set since
+            self.erp = _error_reduction(seen)
+        else:
+            self.erp.update(seen)
         #: Model of every body of the client (static ones included, without DoF).
         self.world = WorldModel(self.client)
         requested = self._requested
@@ -355,7 +358,6 @@ class ImpactSimulator:
         self._dt = self._damping_step
         self._touching: set | None = None
         self._last: Snapshot | None = None
-        self._end: Snapshot | None = None  # the state after a step that ended at a certificate check
         self._near = True
         self._current_step = self._dt
         moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]

@@ -106,7 +106,7 @@ def _simulate(rollout: Rollout, frames: int) -> tuple[list[_Frame], np.ndarray, 
         for body in scenario.bodies.values()
         if body not in simulator.world.static_bodies
         for link in range(-1, p.getNumJoints(body, physicsClientId=client))
-        if p.getCollisionShapeData(body, link, physicsClientId=client)
+        if body in simulator.finder.opaque or p.getCollisionShapeData(body, link, physicsClientId=client)  # never on MJCF bodies
     ]
     low, high = np.full(3, np.inf), np.full(3, -np.inf)
     kept: list[_Frame] = []
