@@ -17,6 +17,7 @@ import pytest
 
 import bullet_setimpact
 from bullet_setimpact import ImpactSimulator, RouthImpact
+from bullet_setimpact.bullet import following
 from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.following import shape_data_unsafe
 
@@ -361,3 +362,21 @@ def test_mjcf_body_loaded_before_any_simulator_is_probed(client: int) -> None:
     for _ in range(10):
         sim.step()
     assert sim.finder.opaque == {body}
+
+
+def test_step_commands_are_kept_for_simulated_clients_only(client: int) -> None:
+    """While a simulator of one client lives, the external force applied in another client
+    (no simulator) is not kept: nothing would issue it again or take it, and the list would
+    only grow.  The simulated client's command is kept until its next step takes it."""
+    other = p.connect(p.DIRECT)
+    try:
+        ball = _sphere(client, 0.1, 1.0, [0.0, 0.0, 1.0])
+        lone = _sphere(other, 0.1, 1.0, [0.0, 0.0, 1.0])
+        sim = ImpactSimulator("routh", client=client, seed=0)
+        p.applyExternalForce(lone, -1, [0.0, 0.0, 1.0], [0.0, 0.0, 1.0], p.WORLD_FRAME, physicsClientId=other)
+        p.applyExternalForce(ball, -1, [0.0, 0.0, 1.0], [0.0, 0.0, 1.0], p.WORLD_FRAME, physicsClientId=client)
+        assert following.world(other).commands == [] and len(following.world(client).commands) == 1
+        sim.step()
+        assert following.world(client).commands == []
+    finally:
+        p.disconnect(other)

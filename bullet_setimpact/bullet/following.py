@@ -91,8 +91,6 @@ class ClientWorld:
         PyBullet client id.
     version : int
         Bumped by every call of :data:`WORLD_CHANGES` on the client.
-    bodies_version : int
-        The version of the last call that loaded or removed bodies or reset the simulation.
     reset_version : int
         The version of the last ``resetSimulation`` (it also deletes user collision shapes).
     mjcf : set of int
@@ -105,29 +103,30 @@ class ClientWorld:
         The error reduction parameters (:data:`ERP_NAMES`) the user set, each with the
         version that set it.
     commands : list
-        The :data:`STEP_COMMANDS` issued since the last step: ``(function, args, kwargs)``.
+        The :data:`STEP_COMMANDS` issued since the last step: ``(function, args, kwargs)``;
+        kept only while a simulator of the client lives (:attr:`simulators`).
+    simulators : int
+        The client's live simulators (:func:`follow` with the client).
     connected : bool
         False after ``disconnect``.
     """
 
     client: int
     version: int = field(default_factory=lambda: next(_versions))
-    bodies_version: int = 0
     reset_version: int = 0
     mjcf: set[int] = field(default_factory=set)
     safe: set[int] = field(default_factory=set)
     erp: dict[str, tuple[float, int]] = field(default_factory=dict)
     commands: list[tuple[Callable[..., Any], tuple, dict]] = field(default_factory=list)
+    simulators: int = 0
     connected: bool = True
 
-    def changed(self, bodies: Iterable[int] = (), loaded: bool = False) -> None:
-        """Bump the version; ``loaded``: ``bodies`` were loaded or removed (their ids are new)."""
+    def changed(self, bodies: Iterable[int] = ()) -> None:
+        """Bump the version; ``bodies`` were loaded or removed (what was known of their ids is void)."""
         self.version = next(_versions)
         for body in bodies:
             self.mjcf.discard(body)
             self.safe.discard(body)
-        if loaded:
-            self.bodies_version = self.version
 
     def take_commands(self) -> list[tuple[Callable[..., Any], tuple, dict]]:
         """The step commands issued since the last call, which start the next step."""
@@ -156,20 +155,26 @@ def world(client: int) -> ClientWorld:
         return _worlds[client]
 
 
-def follow() -> None:
-    """Count one more follower; the first installs the wrappers."""
+def follow(record: ClientWorld | None = None) -> None:
+    """Count one more follower (a simulator of the client of ``record``, or a hook of every
+    client); the first installs the wrappers."""
     global _followers
     with _lock:
         _followers += 1
+        if record is not None:
+            record.simulators += 1
         if _followers == 1:
             _install()
 
 
-def unfollow() -> None:
-    """Count one follower less; the last restores ``pybullet`` and ``BulletClient`` exactly."""
+def unfollow(record: ClientWorld | None = None) -> None:
+    """Count one follower less (as :func:`follow` counted it); the last restores ``pybullet`` and
+    ``BulletClient`` exactly."""
     global _followers
     with _lock:
         _followers -= 1
+        if record is not None:
+            record.simulators -= 1
         if _followers == 0:
             _restore()
 
@@ -243,18 +248,19 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
             listener(client)
         return
     if name in STEP_COMMANDS:
-        if not name.startswith("setJointMotorControl") or _control_mode(args, kwargs) == pybullet.TORQUE_CONTROL:
+        torque = not name.startswith("setJointMotorControl") or _control_mode(args, kwargs) == pybullet.TORQUE_CONTROL
+        if torque and record.simulators > 0:
             record.commands.append((function, args, kwargs))
         return
     bodies = _bodies_of(result)
     if name in ("loadURDF", "loadSDF", "loadMJCF", "createMultiBody"):
-        record.changed(bodies, loaded=True)
+        record.changed(bodies)
         (record.mjcf if name == "loadMJCF" else record.safe).update(bodies)
     elif name == "removeBody":
-        record.changed(args[:1] or [kwargs.get("bodyUniqueId", -1)], loaded=True)
+        record.changed(args[:1] or [kwargs.get("bodyUniqueId", -1)])
     elif name == "resetSimulation":
         record.changed()
-        record.bodies_version = record.reset_version = record.version
+        record.reset_version = record.version
         record.mjcf.clear()
         record.safe.clear()
         record.erp.clear()  # a new dynamics world: PyBullet's default parameters

@@ -319,21 +319,22 @@ class ImpactSimulator:
         self._record = following.world(self.client)
         self._follow()
         self._version = -1  # no model yet
-        self._build()
+        self._build(stacklevel=4)
 
     def _follow(self) -> None:
         """Register with :mod:`.following` until :meth:`close` or the simulator's end."""
-        following.follow()
-        self._following = weakref.finalize(self, following.unfollow)
+        following.follow(self._record)
+        self._following = weakref.finalize(self, following.unfollow, self._record)
 
     def close(self) -> None:
         """Stop following the world (the hook does it on exit).  A later :meth:`step` follows it
         again and models it anew, since what changed in between was not seen."""
         self._following()  # unfollow, once
 
-    def _build(self) -> None:
+    def _build(self, stacklevel: int) -> None:
         """Model the world as it is now: its bodies, their shapes and friction, the time step and
-        the error reduction parameters the user set (:mod:`.following`)."""
+        the error reduction parameters the user set (:mod:`.following`).  ``stacklevel``: the damping
+        warnings', counted from :meth:`_check_damping` to the simulator's caller."""
         record = self._record
         seen = {name: value for name, (value, version) in record.erp.items() if version > self._version}
         if self._version < 0:  # at construction: those set while a simulator lived, then erp=
@@ -351,7 +352,7 @@ class ImpactSimulator:
         self._dynamic = {body.body: body.joints for body in tracked.bodies}
         self._single_dof = frozenset(body.body for body in tracked.bodies if not body.spherical)  # read faster (Snapshot.take)
         self._tracked = tracked
-        self._check_damping()
+        self._check_damping(stacklevel)
         probe = self.finder.probe if self._version >= 0 and record.reset_version <= self._version else None  # reset deletes it
         opaque = following.shape_data_unsafe(self.client, self.world.body_ids)
         self.finder: ContactFinder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance, opaque, probe)
@@ -410,9 +411,12 @@ class ImpactSimulator:
             self._follow()
             self._version = 0
         if self._record.version != self._version:
-            if not self._record.connected:
-                check_client(self.client)  # raises, naming the client
-            self._build()
+            if not self._record.connected:  # its id may serve another connection since
+                raise ValueError(
+                    f"PyBullet client {self.client} is not connected (disconnected since this ImpactSimulator was "
+                    "created); expected a connected client"
+                )
+            self._build(stacklevel=5)
 
     def _begin(self) -> _Step:
         """The step's context: its commands, and the state at its start, where the impacts of
@@ -437,13 +441,14 @@ class ImpactSimulator:
         self._last = (step.end or self._snapshot()) if self._near else None
         return step.events
 
-    def _check_damping(self) -> None:
+    def _check_damping(self, stacklevel: int) -> None:
         """Warn of the tracked bodies whose joint damping is unstable at the world's time step
-        (:mod:`.damping`), at the caller of ``__init__`` or ``step``: called at each :meth:`_build`."""
+        (:mod:`.damping`), at the caller of ``__init__`` or ``step`` (``stacklevel`` from
+        :meth:`_build`): called at each :meth:`_build`."""
         #: The time step the joint damping was last checked at.
         self._damping_step = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
         for instability in unstable_damping(self._tracked):
-            warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=4)
+            warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=stacklevel)
 
     def _snapshot(self) -> Snapshot:
         """The tracked bodies' state now."""
