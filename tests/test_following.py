@@ -353,11 +353,16 @@ def test_mjcf_bodies_land_without_a_crash(model: str) -> None:
 
 
 def test_mjcf_body_loaded_before_any_simulator_is_probed(client: int) -> None:
-    """A body loaded by ``loadMJCF`` while no simulator lived (its loader unseen) is found
-    unsafe by the forked probe, and a URDF body safe; the simulator then builds and steps."""
+    """A body loaded by ``loadMJCF`` while no simulator lived (its loader unseen: the record's
+    knowledge is cleared, as it would be) is found unsafe by the forked probe, which dies in its
+    place, and a URDF body safe; the simulator then builds and steps."""
     ground = p.loadURDF(os.path.join(DATA, "plane.urdf"), physicsClientId=client)
     body = p.loadMJCF(os.path.join(DATA, "mjcf", "hopper.xml"), physicsClientId=client)[-1]
+    record = following.world(client)
+    record.mjcf.clear()
+    record.safe.clear()
     assert shape_data_unsafe(client, [ground, body]) == {body}
+    assert record.mjcf == {body} and record.safe == {ground}
     sim = ImpactSimulator("routh", client=client, seed=0)
     for _ in range(10):
         sim.step()

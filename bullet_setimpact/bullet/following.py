@@ -155,16 +155,21 @@ def world(client: int) -> ClientWorld:
         return _worlds[client]
 
 
-def follow(record: ClientWorld | None = None) -> None:
-    """Count one more follower (a simulator of the client of ``record``, or a hook of every
-    client); the first installs the wrappers."""
+def follow(client: int | None = None) -> ClientWorld | None:
+    """Count one more follower (a simulator of ``client``, or a hook of every client) and return
+    the client's record.  The first follower installs the wrappers and forgets every record:
+    what happened while nobody followed was not seen (a client id may serve a new connection)."""
     global _followers
     with _lock:
         _followers += 1
-        if record is not None:
-            record.simulators += 1
         if _followers == 1:
+            _worlds.clear()
             _install()
+        if client is None:
+            return None
+        record = world(client)
+        record.simulators += 1
+        return record
 
 
 def unfollow(record: ClientWorld | None = None) -> None:

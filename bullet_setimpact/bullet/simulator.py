@@ -316,15 +316,16 @@ class ImpactSimulator:
         #: Steps that skipped the contact evaluation under the resting-contact certificates.
         self.budget_steps = 0
         self._given_erp = dict(erp or {})
-        self._record = following.world(self.client)
         self._follow()
         self._version = -1  # no model yet
         self._build(stacklevel=4)
 
     def _follow(self) -> None:
         """Register with :mod:`.following` until :meth:`close` or the simulator's end."""
-        following.follow(self._record)
-        self._following = weakref.finalize(self, following.unfollow, self._record)
+        record = following.follow(self.client)
+        assert record is not None
+        self._record = record
+        self._following = weakref.finalize(self, following.unfollow, record)
 
     def close(self) -> None:
         """Stop following the world (the hook does it on exit).  A later :meth:`step` follows it
