@@ -110,7 +110,11 @@ def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None
     with _lock:
         if client in _hooked:
             raise RuntimeError(f"PyBullet client {client!r} is already hooked; call bullet_setimpact.uninstall({client!r}) first")
-        simulator = ImpactSimulator(law, client=client, seed=seed, **simulator_kwargs)
+        try:
+            simulator = ImpactSimulator(law, client=client, seed=seed, **simulator_kwargs)
+        except Exception as exc:
+            exc.add_note(f"(raised while bullet_setimpact's hook built the ImpactSimulator of PyBullet client {client})")
+            raise
         if not _hooked:
             _previous = pybullet.stepSimulation
             pybullet.stepSimulation = _dispatch

@@ -260,8 +260,11 @@ def test_hook_messages(clients: list[int]) -> None:
     misspelled = r"bullet_setimpact.hook\(\) got an unknown option 'contact_tol'; did you mean 'contact_tolerance'"
     with pytest.raises(TypeError, match=misspelled), hook("routh", client=clients[0], contact_tol=1e-4):
         pass
-    with pytest.raises(ValueError, match="unknown law 'ruth'"), hook("ruth", client=clients[0]):
+    with pytest.raises(ValueError, match="unknown law 'ruth'") as unknown, hook("ruth", client=clients[0]):
         pass
+    assert any(
+        f"bullet_setimpact's hook built the ImpactSimulator of PyBullet client {clients[0]}" in note for note in unknown.value.__notes__
+    )
     with hook("routh", client=clients[0], seed=0) as sim:
         assert sim.law.name == "routh"
         p.resetBaseVelocity(1, [float("nan"), 0.0, 0.0], physicsClientId=clients[0])
