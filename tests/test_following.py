@@ -385,3 +385,44 @@ def test_step_commands_are_kept_for_simulated_clients_only(client: int) -> None:
         assert following.world(client).commands == []
     finally:
         p.disconnect(other)
+
+
+def test_time_step_gravity_constraints_and_restored_states_are_followed(client: int) -> None:
+    """Each call that changes the world moves the client's version, and the simulator models the
+    world anew at its next step: after ``setTimeStep(1/480)`` a step advances 1/480 s (not the
+    1/240 s it was built with); ``setGravity``, ``createConstraint``, ``changeConstraint``,
+    ``removeConstraint`` and ``restoreState`` are seen the same way, and the sphere pinned by
+    the constraint while the other falls still lands as an event."""
+    p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
+    _ground(client)
+    sim = ImpactSimulator("routh", client=client, seed=0)
+    record = following.world(client)
+    pinned = _sphere(client, 0.05, 1.0, [1.0, 0.0, 1.0])
+    falling = _sphere(client, 0.05, 1.0, [0.0, 0.0, 0.3])
+    saved = p.saveState(physicsClientId=client)
+    calls = [
+        lambda: p.setTimeStep(1.0 / 480.0, physicsClientId=client),
+        lambda: p.setGravity(0.0, 0.0, -9.0, physicsClientId=client),
+    ]
+    for call in calls:
+        before = record.version
+        call()
+        assert record.version != before
+    before = record.version
+    constraint = p.createConstraint(pinned, -1, -1, -1, p.JOINT_POINT2POINT, [0, 0, 0], [0, 0, 0], [1.0, 0.0, 1.0], physicsClientId=client)
+    p.changeConstraint(constraint, maxForce=500.0, physicsClientId=client)
+    assert record.version != before
+    sim.step()
+    assert sim.time == pytest.approx(1.0 / 480.0, abs=1e-15)
+    for _ in range(480):
+        sim.step()
+    assert any(falling in e.bodies for e in sim.events)
+    assert abs(p.getBasePositionAndOrientation(pinned, physicsClientId=client)[0][2] - 1.0) < 1e-2
+    before = record.version
+    p.removeConstraint(constraint, physicsClientId=client)
+    p.restoreState(saved, physicsClientId=client)
+    assert record.version != before
+    landed = len(sim.events)
+    for _ in range(480):
+        sim.step()
+    assert any(falling in e.bodies for e in sim.events[landed:])  # restored in the air, it lands again
