@@ -1,16 +1,20 @@
 """``ImpactSimulator``: a drop-in for ``p.stepSimulation()`` that hands every impact to a law.
 
-Each call of :meth:`ImpactSimulator.step` advances one Bullet time step:
+Each call of :meth:`ImpactSimulator.step` advances one Bullet time step, in stages that
+share one per-step context (:class:`_Step`):
 
-1. snapshot the world (:class:`~bullet_setimpact.bullet.state.Snapshot`) and let Bullet
-   take a trial step;
-2. if a link pair came into contact (gap <= ``contact_tolerance``) approaching faster than
-   ``impact_velocity_threshold``, or Bullet pushed a point that was not in contact (its
-   speculative-contact response), roll back and localize the contact time by root finding
-   on the gap (:mod:`.events`), so Bullet never applies its own impact impulse;
-3. at the event, collect the active contact set (every point within the tolerance,
-   resting contacts included), extract ``M(q)`` and the contact Jacobians, resolve the
-   impact with the law, check the outcome and write ``v+`` back;
+0. begin: model the world anew if the user's code changed it (:mod:`.following`), take the
+   step commands (torques, external forces) to issue again in every partial Bullet step, and
+   snapshot the world (:class:`~bullet_setimpact.bullet.state.Snapshot`);
+1. detect: let Bullet take a trial step; an impact arrives when a link pair came into contact
+   (gap <= ``contact_tolerance``) approaching faster than ``impact_velocity_threshold``, or
+   Bullet pushed a point that was not in contact (its speculative-contact response);
+2. localize: roll back and find the contact time by root finding on the gap (:mod:`.events`),
+   so Bullet never applies its own impact impulse;
+3. resolve: at the event, collect the active contact set once (every point within the
+   tolerance, resting contacts included), build the impact problem (``M(q)``, the contact
+   Jacobians, restitution, external force), resolve it with the law, check the outcome and
+   write ``v+`` back;
 4. finish the rest of the step the same way.  Resting contact after the impact is
    Bullet's job.  More than ``max_events_per_step`` events in one step (chattering, Zeno)
    are reported with an :class:`~bullet_setimpact.errors.EventCapWarning` and Bullet
