@@ -1,9 +1,9 @@
 """Drop worlds of ``pybullet_data`` bodies: one robot or object released above a ground.
 
-The worlds of the hook-overhead benchmark (issue 11's table) and of the robot survey (issue
-10, item 7): quadrupeds, a humanoid, wheeled robots, arms falling onto a table, meshes and
-primitives, and a jenga stack, each on a box ground (``ground_box.urdf``) or on a true
-``GEOM_PLANE`` (``pybullet_data/plane_implicit.urdf``).
+The worlds of the hook-overhead benchmark and of the robot survey: quadrupeds, a humanoid,
+wheeled robots, arms falling onto a table, meshes and primitives, and a jenga stack, each on a
+box ground (``ground_box.urdf``) or on a true ``GEOM_PLANE``
+(``pybullet_data/plane_implicit.urdf``).
 """
 
 from __future__ import annotations

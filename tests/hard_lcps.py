@@ -1,4 +1,4 @@
-"""Generators of hard step LCPs (eq. 75) and impact problems: the families of issue 10.
+"""Generators of hard step LCPs (eq. 75) and impact problems: the hard families.
 
 Each family draws, from a seed alone, an :class:`~bullet_setimpact.ImpactProblem`, a
 colliding velocity and step caps; the step LCP is then ``W = problem.step_matrix``,

@@ -1,4 +1,4 @@
-"""No missed impacts: a body thrown down at the ground (issue 11) is caught as one event
+"""No missed impacts: a body thrown down at the ground is caught as one event
 with the free-fall approach velocity, for boxes, spheres and wheels (cylinders), on the box
 ground and on a true GEOM_PLANE."""
 

@@ -1,5 +1,5 @@
 """Contact-set hygiene: near-duplicates merged, face contacts reduced to their polygon,
-zero normal rows dropped (issue 10, item 4)."""
+zero normal rows dropped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The comparison laws (issue 5) plugged into ImpactSimulator unchanged."""
+"""The comparison laws plugged into ImpactSimulator unchanged."""
 
 from __future__ import annotations
 

@@ -791,7 +791,7 @@ def _algorithm_1(law: RouthImpact, problem: ImpactProblem, v: np.ndarray, seed: 
 
 def test_resolve_finishes_compass_gait_impacts_and_keeps_the_others_unchanged() -> None:
     """The compass gait (journal Sec. 6, ``N = 5``): about 1.5% of Algorithm-1 runs still
-    collide after 5 steps (issue 14).  ``resolve`` must finish every one of 300 seeds within
+    collide after 5 steps.  ``resolve`` must finish every one of 300 seeds within
     its documented bound ``max_steps + final_steps + 1``, without energy gain, and give the
     very same ``v+`` (bit for bit) as plain Algorithm 1 wherever that terminated."""
     example = planar.compass_gait()

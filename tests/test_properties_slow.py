@@ -1,4 +1,4 @@
-"""Property tests at scale (issue 6): 10^4 random step LCPs and 10^4 random impacts under every law.
+"""Property tests at scale: 10^4 random step LCPs and 10^4 random impacts under every law.
 
 Slow tier: ``python -m pytest -m slow`` (CI runs it too).  The two 10^4 loops are split over
 two worker processes (spawned, single-threaded BLAS: the matrices are small, and two BLAS
@@ -367,7 +367,7 @@ def test_every_step_lcp_is_solved_to_full_precision(lcp_runs: list[LCPRun]) -> N
 
 def test_seed_9281_is_solved_by_every_stage(monkeypatch: pytest.MonkeyPatch) -> None:
     """Step LCP 9281 (nv = 30, m = 6) made Lemke end on a secondary ray with a singular basis
-    on one machine and not on another (issue 10): the last bits decided.  It must be solved
+    on one machine and not on another: the last bits decided.  It must be solved
     by :func:`solve_lcp` as is, and also when every Lemke stage fails (the complete stage,
     which does not hang on pivot-level round-off)."""
     problem, v, caps, w = step_lcp(9281)
@@ -515,7 +515,7 @@ def test_newtons_law_of_impact_holds(law_runs: list[LawRun]) -> None:
     assert not off, _violations(off, "off Newton's law", lambda run: f"relative error {run.newton_error:.2e}")
 
 
-# --------------------------------------------------------------------------- issue 10's hard families
+# --------------------------------------------------------------------------- the hard families
 #: Step LCPs per hard family in the slow tier (``benchmarks/lcp_stress.py`` runs many more);
 #: the contact-rich families are drawn with at most 32 contacts here (``small``).
 HARD_LCPS = {"mu": 600, "mass": 600, "parallel": 600, "tiny": 600, "many": 20, "combined": 40}
@@ -547,7 +547,7 @@ def solve_hard_chunk(jobs: Sequence[tuple[str, int]]) -> list[tuple[str, int, st
 
 
 def test_hard_step_lcp_families_are_all_solved(pool: Executor | None) -> None:
-    """Issue 10's families (:mod:`tests.hard_lcps`: mu to 1e5, mass ratios to 1e8,
+    """The hard families (:mod:`tests.hard_lcps`: mu to 1e5, mass ratios to 1e8,
     near-parallel normals, 1e-9 velocities beside O(1), 16-32 contacts, all combined): every
     step LCP is solved within ``RESIDUAL_TOL`` (recomputed), none raises (the guarantee of
     the complete stage).  Prints the stages that answered."""
@@ -559,7 +559,7 @@ def test_hard_step_lcp_families_are_all_solved(pool: Executor | None) -> None:
     assert len(runs) == len(jobs) and not bad, bad[:10]
 
 
-#: ``(family, seed)`` of ``benchmarks/lcp_stress.py``'s full-size runs that once raised (issue 10's notes).
+#: ``(family, seed)`` of ``benchmarks/lcp_stress.py``'s full-size runs that once raised.
 STRESS_RAISES = (("combined", 78325),)
 
 

@@ -1,4 +1,4 @@
-"""Robot survey (issue 10, item 7): pybullet_data bodies dropped on a box ground and on a
+"""Robot survey: pybullet_data bodies dropped on a box ground and on a
 true ``GEOM_PLANE``, under Routh and Anitescu-Potra, with ``on_failure="raise"``.
 
 For each body x ground x law, the world is stepped for ``SECONDS`` at 240 Hz hooked, and a

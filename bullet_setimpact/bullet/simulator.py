@@ -242,7 +242,7 @@ class ImpactSimulator:
         (:mod:`.following`); pass those the world set before.  A partial step of ``tau``
         (localizing or finishing a step with an impact) runs with each scaled by ``tau / dt``:
         Bullet corrects a penetration ``d`` with the velocity ``ERP d / tau``, so unscaled a
-        10 us step would push a resting contact 0.1 mm deep out at 400x a whole step's
+        partial step of ``dt / 400`` would push a resting contact out 400 times as fast as a whole step's
         ``ERP d / dt``, velocity the next impact would see as its ``v-``.
     resting_budget : bool
         Skip the contact evaluation of the steps that the resting-contact certificates prove
@@ -309,7 +309,7 @@ class ImpactSimulator:
         if not isinstance(resting_budget, bool):
             raise ValueError(f"resting_budget must be True or False, got {resting_budget!r}")
         self.resting_budget = resting_budget
-        blas_controller()  # the BLAS libraries found now (3 ms), not at the first impact (one_blas_thread)
+        blas_controller()  # find the BLAS libraries now (a slow scan), not at the first impact (one_blas_thread)
         self._requested = None if bodies is None else list(bodies)
         #: Every event so far.
         self.events: list[ImpactEvent] = []

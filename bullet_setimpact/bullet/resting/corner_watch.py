@@ -3,7 +3,8 @@
 The distance budget (:mod:`.budget`) evaluates a link pair alone, every step, when its
 corners creep: a humanoid's box feet sliding a few mm/s over the ground spend their 0.1 mm
 of slack within a step.  That evaluation
-(:meth:`~.contacts.ContactFinder.corner_pair_features`) costs some 50 us a pair.  A
+(:meth:`~.contacts.ContactFinder.corner_pair_features`) queries PyBullet for the pair, the
+costliest part of a resting step.  A
 :class:`CornerWatch` answers the same question (does the evaluation find the same touching
 corners and nothing else?) from one pose read: the moving link's corners, their gaps to the
 static shape, their normals, and whether Bullet's manifold points of the pair merge into them
@@ -255,7 +256,7 @@ def corner_motion(
     |q' - q|`` (with the sign of ``q'`` nearer ``q``).  A rotation by ``theta`` moves such a point by
     at most ``2 reach sin(theta / 2)``, and ``sin(theta / 2) <= |q' - q|`` for unit quaternions
     with ``q . q' >= 0`` (``sin^2 = u^2 (1 - u^2 / 4)`` with ``u = |q' - q|``).  Unrolled on Python
-    floats: a watch calls it every step, where generators over the four components cost 5x."""
+    floats: a watch calls it every step, where generators over the four components cost more than the arithmetic."""
     x, y, z, w = orientation
     a, b, c, d = new_orientation
     if x * a + y * b + z * c + w * d < 0.0:
