@@ -43,6 +43,13 @@ class SamplesDroppedWarning(SetImpactWarning):
     """Outcome-set samples were dropped because they had not terminated (journal Alg. 2, line 8)."""
 
 
+class UnfinishedImpactWarning(SetImpactWarning):
+    """An impact law's ``resolve`` returned ``terminated=False`` (its ``message`` says why):
+    ``v_plus`` may still collide.  ``resolve(..., unfinished="raise")`` raises
+    :class:`ImpactFailure` instead; :class:`~bullet_setimpact.laws.checked.CheckedLaw` rejects
+    such outcomes."""
+
+
 class ManifoldCompletionWarning(SetImpactWarning):
     """A contact set against a ``GEOM_PLANE`` was completed from the shape's vertices by the plugin."""
 

@@ -20,7 +20,7 @@ from bullet_setimpact.core.lcp import RESIDUAL_TOL, basis_matrix, lcp_residual, 
 from bullet_setimpact.core.lcp_milp import milp_lcp
 from bullet_setimpact.core.lcp_solve import complete_solve, solve_lcp
 from bullet_setimpact.core.problem import COLLISION_TOL
-from bullet_setimpact.errors import LCPSolverError, LemkeError
+from bullet_setimpact.errors import ImpactFailure, LCPSolverError, LemkeError, UnfinishedImpactWarning
 from bullet_setimpact.laws.base import ImpactLaw
 from bullet_setimpact.laws.routh import integrate, step_lcp_bounds, step_solver
 
@@ -755,7 +755,7 @@ def test_auto_step_finishes_a_heavy_body_landing_on_a_light_one(seed: int) -> No
     v_minus = np.array([0.0, -1.0])
     h = RouthImpact("auto", 50).step_size(problem, v_minus)
     assert h == pytest.approx(1.0 / (1e8 + 1.0), rel=1e-12)
-    assert not RouthImpact(h, 50).resolve(problem, v_minus, rng=seed).terminated
+    assert not RouthImpact(h, 50).resolve(problem, v_minus, rng=seed, unfinished="return").terminated
     result = RouthImpact("auto", 50).resolve(problem, v_minus, rng=seed)
     assert result.terminated and not problem.colliding(result.v_plus).any()
     assert result.energy_after <= result.energy_before * (1.0 + 1e-12)
@@ -815,11 +815,19 @@ def test_resolve_finishes_compass_gait_impacts_and_keeps_the_others_unchanged() 
 
 def test_resolve_reports_an_impact_it_cannot_finish() -> None:
     """With ``final_steps=1`` and a tiny ``step`` (1e-4 N s against a 1 m/s approach of a unit
-    mass: 1 N s needed) no run can end: ``terminated=False`` with a message naming both bounds."""
+    mass: 1 N s needed) no run can end: ``terminated=False`` with a message naming both bounds,
+    never silently: an :class:`UnfinishedImpactWarning` by default, an :class:`ImpactFailure`
+    with ``unfinished="raise"``."""
     problem = ImpactProblem(np.eye(1), np.array([[1.0]]), np.zeros((1, 1, 1)), 0.0)
-    result = RouthImpact(1e-4, 3, final_steps=1).resolve(problem, np.array([-1.0]), rng=0)
+    law = RouthImpact(1e-4, 3, final_steps=1)
+    with pytest.warns(UnfinishedImpactWarning, match="max_steps=3"):
+        result = law.resolve(problem, np.array([-1.0]), rng=0)
     assert not result.terminated and result.steps == 3 + 1 + 1
     assert "max_steps=3" in result.message and "1 more" in result.message
+    with pytest.raises(ImpactFailure, match=r"RouthImpact\.resolve did not terminate"):
+        law.resolve(problem, np.array([-1.0]), rng=0, unfinished="raise")
+    with pytest.raises(ValueError, match="unfinished must be one of 'warn', 'raise', 'return', got 'ignore'"):
+        law.resolve(problem, np.array([-1.0]), rng=0, unfinished="ignore")
 
 
 def test_final_steps_is_validated() -> None:

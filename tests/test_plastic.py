@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bullet_setimpact import ImpactProblem, RouthImpact, SamplesDroppedWarning, planar
+from bullet_setimpact.errors import UnfinishedImpactWarning
 from bullet_setimpact.laws.plastic import MAX_MODE_CONTACTS, ConstrainedInverse, PlasticImpact
 from bullet_setimpact.laws.propagative import PropagativeImpact
 
@@ -88,7 +89,7 @@ def test_plastic_reset_stops_the_mode_is_idempotent_and_loses_the_predicted_ener
     ``0.5 (A v)^T (A M^-1 A^T)^-1 (A v) >= 0`` (Pythagoras in the kinetic metric, computed
     here with ``np.linalg.solve``); and Newton's law ``M (v+ - v-) = A_J^T lambda`` holds."""
     problem, v = _random_impact(seed, m, frictional)
-    result = PlasticImpact().resolve(problem, v)
+    result = PlasticImpact().resolve(problem, v, unfinished="return")  # terminated is checked below
     mode = result.info["mode"]
     if mode is None:  # friction can leave no or several modes; that case is tested below
         assert not result.terminated and result.message
@@ -137,7 +138,7 @@ def test_mode_selection_matches_a_brute_force_iv_predicate(seed: int, m: int, fr
     for frictionless contacts the mode is unique and ``v+`` is the classical plastic LCP
     outcome (Johnson et al. Theorem 2: every dropped contact separates, ``Jn_k v+ > 0``)."""
     problem, v = _random_impact(seed, m, frictional)
-    result = PlasticImpact().resolve(problem, v)
+    result = PlasticImpact().resolve(problem, v, unfinished="return")  # terminated is checked below
     assert list(result.info["iv_modes"]) == _iv_modes_by_hand(problem, v)
     if not frictional:
         assert result.info["mode"] is not None
@@ -162,7 +163,8 @@ def test_several_iv_modes_are_reported_not_picked() -> None:
     v = np.array([-1.0, 1.0, -1.0, -1.0])
     expected = _iv_modes_by_hand(problem, v)
     assert len(expected) == 2
-    result = PlasticImpact().resolve(problem, v)
+    with pytest.warns(UnfinishedImpactWarning, match="2 solutions"):
+        result = PlasticImpact().resolve(problem, v)
     assert result.info["mode"] is None and list(result.info["iv_modes"]) == expected
     assert not result.terminated and "2 solutions" in result.message
     np.testing.assert_array_equal(result.v_plus, v)

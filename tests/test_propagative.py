@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bullet_setimpact import ImpactProblem
+from bullet_setimpact.errors import UnfinishedImpactWarning
 from bullet_setimpact.laws.propagative import PropagativeImpact, plastic_projection, reflection
 
 
@@ -126,7 +127,8 @@ def test_cradle_unequal_masses_depends_on_the_order(order, expected) -> None:
 def test_reflections_are_capped_and_reported() -> None:
     """The equal-mass cradle from ``[1.5, 0, 0]`` needs two reflections (above); with
     ``max_reflections=1`` it stops at ``[0, 1.5, 0]`` with B-C still closing."""
-    result = PropagativeImpact(max_reflections=1).resolve(_cradle((1.0, 1.0, 1.0)), np.array([1.5, 0.0, 0.0]))
+    with pytest.warns(UnfinishedImpactWarning, match="max_reflections=1"):
+        result = PropagativeImpact(max_reflections=1).resolve(_cradle((1.0, 1.0, 1.0)), np.array([1.5, 0.0, 0.0]))
     assert not result.terminated and "max_reflections=1" in result.message
     np.testing.assert_allclose(result.v_plus, [0.0, 1.5, 0.0], atol=1e-15)
 

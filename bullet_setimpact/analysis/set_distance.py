@@ -1,16 +1,11 @@
 """How far a velocity lies from a Routh outcome set with restitution (for compliant validation).
 
-**The set.**  Algorithm 1 with restitution (:mod:`bullet_setimpact.laws.restitution`) maps
-every cap sequence ``c`` in ``[0, h]^(N m)`` (and every LCP branch) to an outcome; the
-outcome set is the set of terminated outcomes over all of them.  Any distribution over
-``[0, h]^(N m)`` samples it.  :meth:`RouthImpact.outcome_set` draws caps i.i.d. uniform, which
-puts vanishing probability on trajectories where one contact accrues impulse much faster
-than another for the whole impact (all of one contact's caps near 0 for many steps), so its
-samples miss the ends of the set that compliant contact reaches with very unequal
-stiffnesses (journal Fig. 12: the sequential outcomes).  :func:`rate_sampled_outcomes` adds
-trajectories whose caps are ``h U[0, 1]`` times a per-trajectory, per-contact rate
-``10^(-decades u_i)``, ``u_i ~ U[0, 1]``: still caps in ``[0, h]``, hence members of the same
-set, but with rate ratios log-uniform over ``decades`` decades.
+**The set.**  Algorithm 1 (with restitution: :mod:`bullet_setimpact.laws.restitution`) maps
+every cap sequence in ``[0, h]^(N m)`` (and every LCP branch) to an outcome; the outcome set
+is the set of terminated outcomes over all of them.  :meth:`RouthImpact.outcome_set`'s
+default sampler (:mod:`bullet_setimpact.laws.caps`) mixes the journal's uniform caps with
+log-uniform relative rates and every sequential ordering, so it reaches the ends of the set
+that compliant contact reaches with very unequal stiffnesses (journal Fig. 12).
 
 **A witness.**  :func:`witness_outcome` runs Algorithm 1 once with the caps a compliant
 simulation's own impulse increments suggest (``Delta Lambda_i`` per step, at most ``h``),
@@ -36,36 +31,14 @@ from ..errors import SamplesDroppedWarning
 from ..laws.base import RandomLike, as_generator
 from ..laws.restitution import elastic_step_solver, finished, integrate_elastic
 from ..laws.routh import RouthImpact
-from ..validation import positive_int
-
-#: Decades of relative rate spanned by :func:`rate_sampled_outcomes` (beyond the 1e5 of Fig. 12).
-RATE_DECADES = 6.0
-
-
-def rate_sampled_outcomes(
-    law: RouthImpact, problem: ImpactProblem, v_minus: np.ndarray, samples: int, rng: RandomLike = None, decades: float = RATE_DECADES
-) -> np.ndarray:
-    """Terminated outcomes of ``samples`` restitution trajectories of ``law`` (its ``h`` and ``N``)
-    with caps ``h U[0, 1] 10^(-decades u_i)`` (module docstring); shape ``(kept, nv)``."""
-    if not problem.elastic:
-        raise ValueError("rate_sampled_outcomes needs a problem with some restitution > 0")
-    samples = positive_int("samples", samples)
-    generator = as_generator(rng)
-    v = problem.validate_velocity(v_minus)
-    m, horizon = problem.contacts, law.max_steps
-    rates = 10.0 ** (-decades * generator.random((samples, 1, m)))
-    caps = law.step_size(problem, v) * generator.random((samples, horizon, m)) * rates
-    run = integrate_elastic(problem, elastic_step_solver(problem), np.tile(v, (samples, 1)), caps, generator)
-    return run.velocity[finished(problem, run)]
 
 
 def set_members(law: RouthImpact, problem: ImpactProblem, v_minus: np.ndarray, samples: int) -> np.ndarray:
-    """Members of the restitution outcome set: ``samples`` of ``law.outcome_set`` (seed 0, dropped
-    samples silently left out) and ``samples`` rate-sampled trajectories (seed 1, :func:`rate_sampled_outcomes`)."""
+    """Members of the outcome set: ``law.outcome_set(problem, v_minus, samples, rng=0)`` with its
+    default sampler, samples that did not terminate silently left out."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SamplesDroppedWarning)
-        uniform = law.outcome_set(problem, v_minus, samples, rng=0)
-    return np.vstack([uniform, rate_sampled_outcomes(law, problem, v_minus, samples, rng=1)])
+        return law.outcome_set(problem, v_minus, samples, rng=0)
 
 
 def witness_outcome(

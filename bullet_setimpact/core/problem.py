@@ -203,6 +203,12 @@ class ImpactProblem:
         return self.solve_mass(self.Jbar.T)
 
     @cached_property
+    def normal_inverse_mass(self) -> np.ndarray:
+        """``Jn_i M^-1 Jn_i^T`` per contact, shape ``(m,)``: the normal velocity change per unit
+        normal impulse at contact ``i`` alone."""
+        return np.einsum("iv,vi->i", self.Jn, self.solve_mass(self.Jn.T))
+
+    @cached_property
     def delassus(self) -> np.ndarray:
         """``Jbar M^-1 Jbar^T`` (the impulse-to-velocity map in contact coordinates)."""
         return self.Jbar @ self.Minv_JbarT

@@ -26,6 +26,7 @@ Hooks a law may override (callers never branch on the law's type):
 from __future__ import annotations
 
 import math
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,8 +36,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..core.problem import ImpactProblem
+from ..errors import ImpactFailure, UnfinishedImpactWarning
 
 RandomLike = None | int | np.random.SeedSequence | np.random.Generator
+#: What :meth:`ImpactLaw.resolve` does with an outcome that did not terminate.
+UNFINISHED = ("warn", "raise", "return")
 
 
 def as_generator(rng: RandomLike, name: str = "rng") -> np.random.Generator:
@@ -127,7 +131,7 @@ class ImpactLaw(ABC):
         """The law with defaults fit for simulation (what ``get_law(name)`` returns)."""
         return cls()
 
-    def resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: RandomLike = None) -> ImpactResult:
+    def resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: RandomLike = None, *, unfinished: str = "warn") -> ImpactResult:
         """Resolve the impact of ``problem`` from ``v_minus``.
 
         Parameters
@@ -137,11 +141,23 @@ class ImpactLaw(ABC):
             Pre-impact generalized velocity.
         rng : None, int, SeedSequence or Generator
             Source of randomness (used by set-valued laws only).
+        unfinished : {"warn", "raise", "return"}, keyword-only
+            What an outcome with ``terminated=False`` does: an
+            :class:`~bullet_setimpact.errors.UnfinishedImpactWarning` (default), an
+            :class:`~bullet_setimpact.errors.ImpactFailure`, or nothing (for a caller that
+            checks ``terminated`` itself).
         """
         if not isinstance(problem, ImpactProblem):
             raise ValueError(f"problem must be an ImpactProblem, got {type(problem).__name__}")
+        if unfinished not in UNFINISHED:
+            raise ValueError(f"unfinished must be one of {', '.join(repr(name) for name in UNFINISHED)}, got {unfinished!r}")
         v = problem.validate_velocity(v_minus)
         outcome = self._resolve(problem, v, as_generator(rng))
+        if not outcome.terminated and unfinished != "return":
+            text = f"{type(self).__name__}.resolve did not terminate: {outcome.message or 'still colliding'}"
+            if unfinished == "raise":
+                raise ImpactFailure(text)
+            warnings.warn(text, UnfinishedImpactWarning, stacklevel=2)
         v_plus = outcome.path[-1].copy()
         return ImpactResult(
             v_plus=v_plus,
@@ -174,7 +190,7 @@ class ImpactLaw(ABC):
 def terminated_outcomes(variants: Sequence[ImpactLaw], problem: ImpactProblem, v_minus: np.ndarray) -> np.ndarray:
     """``v_plus`` of ``variants[i].resolve(problem, v_minus, rng=i)`` for each ``i`` whose
     result terminated, shape ``(k, nv)`` (the rows :meth:`ImpactLaw.spread_outcomes` gives)."""
-    results = [variant.resolve(problem, v_minus, rng=seed) for seed, variant in enumerate(variants)]
+    results = [variant.resolve(problem, v_minus, rng=seed, unfinished="return") for seed, variant in enumerate(variants)]
     return np.array([result.v_plus for result in results if result.terminated]).reshape(-1, problem.dofs)
 
 

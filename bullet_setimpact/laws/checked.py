@@ -96,7 +96,9 @@ class CheckedLaw:
         cause: BaseException | None = None
         reason: str | None
         try:
-            result = self.law.resolve(problem, v_minus, rng=rng)
+            # rejection() reports an unfinished outcome: the package's laws need not warn of it too
+            options = {"unfinished": "return"} if isinstance(self.law, ImpactLaw) else {}
+            result = self.law.resolve(problem, v_minus, rng=rng, **options)
             reason = rejection(problem, result)
         except (SetImpactError, ValueError) as exc:  # the law cannot solve this problem
             reason, cause = f"{type(exc).__name__}: {exc}", exc
@@ -106,7 +108,7 @@ class CheckedLaw:
             raise ImpactFailure(
                 f"{name} failed at an impact with {problem.contacts} contacts: {reason}; nothing was written back"
             ) from cause
-        fallback = self.fallback.resolve(problem, v_minus)
+        fallback = self.fallback.resolve(problem, v_minus, unfinished="return")
         fallback_reason = rejection(problem, fallback)
         if fallback_reason is not None:
             raise ImpactFailure(

@@ -25,10 +25,12 @@ coefficient); with ``e_i = 0`` nothing is ever stored.
 **Step LCP.**  Active samples are those with a compressing contact (``v_n,i < -tol``) or a
 contact with energy left (``Q_i > 0``).  Every step draws caps ``h U[0, 1]^m`` as eq. (75).
 A *restituting* contact (``Q_i > 0`` and ``v_n,i >= -tol``) is driven: its normal impulse in
-the step is its cap ``d_i``.  A *separating* contact (``Q_i = 0``, ``v_n,i > tol``) is
-inactive: cap 0 (eq. 75 would let it take impulse as soon as the step carries it through
-``v_n = 0``, doing positive work it never stored; it takes part again once it compresses).
-Every other contact is complementary as in eq. (75).  (With every ``e_i = 0`` the law runs
+the step is its cap ``d_i``.  A *separating* contact with ``e_i > 0`` (``Q_i = 0``,
+``v_n,i > tol``) is inactive: cap 0 (eq. 75 would let it take impulse as soon as the step
+carries it through ``v_n = 0``, doing positive work it never stored; it takes part again once
+it compresses).  Every other contact, and every contact with ``e_i = 0`` whatever its state, is
+complementary as in eq. (75): an inelastic contact beside restituting ones follows the
+inelastic law's step.  (With every ``e_i = 0`` the law runs
 the inelastic Algorithm 1 unchanged, so its draws and outcomes are bit-identical.)  The
 driven impulses move to the right-hand side: ``v -> v + M^-1 Jn^T d``, the driven contacts'
 LCP caps are 0 (so their LCP normal impulse is 0), and the friction-cone row of contact
@@ -44,9 +46,14 @@ LCP and no extra random draw.  Since ``dKE = sum_i dW_i`` exactly for the step (
 M^-1 Jbar^T dlambda``), frictionless impacts with ``e = 1`` conserve ``KE + sum Q`` up to
 rounding and the ``ENERGY_TOL`` cut-off.
 
-**Termination.**  No contact compressing and none with energy left (``Q_i = 0``).  Samples
-still active after ``max_steps`` steps are not terminated; Algorithm 2's final
-``eps / (3 psi)`` step is not applied to them (it cannot return energy) and they are dropped.
+**Termination.**  No contact compressing and none with energy left (``Q_i = 0``).  In an
+outcome set, samples still active after ``max_steps`` steps are dropped: Algorithm 2's final
+``eps / (3 psi)`` step cannot return energy.  ``RouthImpact.resolve`` finishes them with
+continuation and release steps (:func:`release_caps`).
+
+**Rates.**  With ``log_rates`` each step's caps are scaled by the relative rates of
+:mod:`~bullet_setimpact.laws.caps`, the contacts *pressing* being those compressing or holding
+energy.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ import numpy as np
 
 from ..core.branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
 from ..core.problem import COLLISION_TOL, ImpactProblem, step_lcp_bounds
+from .caps import rate_factors
 
 #: Energy left below this fraction of the sample's initial kinetic energy counts as returned.
 ENERGY_TOL = 1e-12
@@ -71,6 +79,8 @@ class ElasticRun:
     impulse: np.ndarray  # (S, m (k+1))
     energy_left: np.ndarray  # (S, m): Q_i at the end
     path: list[np.ndarray]
+    returnable: np.ndarray  # (S, m): R_i at the end
+    negligible: np.ndarray  # (S,): energy counted as returned, ENERGY_TOL times the first start's kinetic energy
 
 
 def driven_rhs_map(problem: ImpactProblem) -> np.ndarray:
@@ -114,31 +124,45 @@ def integrate_elastic(
     rng: np.random.Generator,
     record_path: bool = False,
     cap_scale: float = 1.0,
+    log_rates: np.ndarray | None = None,
+    start: ElasticRun | None = None,
+    first_step: int = 0,
 ) -> ElasticRun:
     """Algorithm 1 with restitution for a batch: up to ``caps.shape[1]`` steps with caps
-    ``cap_scale * caps`` (``caps``: ``(S, N, m)``, scaled for the active samples only)."""
+    ``cap_scale * caps`` (``caps``: ``(S, N, m)``, scaled for the active samples only).
+
+    ``log_rates`` (shape ``(S, m)``) scales each step's caps by :func:`~.caps.rate_factors`
+    of the contacts pressing at its start (compressing or holding energy).  ``start``
+    continues an earlier run of the same samples from its end (its velocity, energies and
+    step counts; ``velocity`` is then ignored); ``first_step`` is the index of the first of
+    these steps (the batched solver's ``group``)."""
     m, nbar = problem.contacts, problem.Jbar.shape[0]
     e_squared = problem.restitution**2
-    velocity = velocity.copy()
-    count = len(velocity)
-    negligible = ENERGY_TOL * (np.asarray(problem.kinetic_energy(velocity)) + np.finfo(float).tiny)[:, None]
-    steps = np.zeros(count, dtype=int)
-    impulse = np.zeros((count, nbar))
-    stored = np.zeros((count, m))
-    returnable = np.zeros((count, m))
+    restituting = problem.restitution > 0.0
+    if start is None:
+        count = len(velocity)
+        start = ElasticRun(
+            velocity, np.zeros(count, dtype=int), np.zeros((count, nbar)), np.zeros((count, m)), [], np.zeros((count, m)),
+            ENERGY_TOL * (np.asarray(problem.kinetic_energy(velocity)) + np.finfo(float).tiny),
+        )  # fmt: skip
+    velocity, steps, impulse = start.velocity.copy(), start.steps.copy(), start.impulse.copy()
+    stored, returnable, negligible = start.energy_left.copy(), start.returnable.copy(), start.negligible
     path = [velocity.copy()] if record_path else []
     normal = problem.normal_velocities(velocity)
     for index in range(caps.shape[1]):
-        running = np.any((normal < -COLLISION_TOL) | (stored > 0.0), axis=1)
+        pressing = (normal < -COLLISION_TOL) | (stored > 0.0)
+        running = np.any(pressing, axis=1)
         if not running.any():
             break
         active = active_rows(running)
         v0, vn0, cap = velocity[active], normal[active], cap_scale * caps[active, index]
+        if log_rates is not None:
+            cap *= rate_factors(log_rates[active], pressing[active])
         driven = (stored[active] > 0.0) & (vn0 >= -COLLISION_TOL)
-        separating = (stored[active] == 0.0) & (vn0 > COLLISION_TOL)
+        separating = (stored[active] == 0.0) & (vn0 > COLLISION_TOL) & restituting
         push = np.where(driven, cap, 0.0)
         u = np.hstack([np.where(driven | separating, 0.0, cap), v0 + push @ problem.Minv_JbarT[:, :m].T, push])
-        z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=vn0 >= -COLLISION_TOL, group=index)
+        z = solver.solve(u, rng, EXPLORE_PER_STEP, switchable=vn0 >= -COLLISION_TOL, group=first_step + index)
         increment = z[:, m : m + nbar]
         increment[:, :m] += push
         change = problem.normal_velocities(problem.impulse_velocity_change(increment))
@@ -148,7 +172,7 @@ def integrate_elastic(
         q_active, r_active = stored[active], returnable[active]
         book_work(work, q_active, r_active, e_squared)
         r_active += np.where(limiting, q_active, 0.0)
-        q_active[limiting | (q_active <= negligible[active])] = 0.0
+        q_active[limiting | (q_active <= negligible[active, None])] = 0.0
         stored[active], returnable[active] = q_active, r_active
         velocity[active] += problem.impulse_velocity_change(increment)
         impulse[active] += increment
@@ -156,7 +180,7 @@ def integrate_elastic(
         normal[active] = problem.normal_velocities(velocity[active])
         if record_path:
             path.append(velocity.copy())
-    return ElasticRun(velocity, steps, impulse, stored, path)
+    return ElasticRun(velocity, steps, impulse, stored, path, returnable, negligible)
 
 
 def step_fraction(
@@ -181,6 +205,29 @@ def step_fraction(
     fraction = crossing.min(axis=1)
     limiting = over & (crossing == fraction[:, None])
     return fraction, limiting
+
+
+def release_caps(problem: ImpactProblem, run: ElasticRun, attempt: int) -> np.ndarray:
+    """Caps of release step ``attempt`` (0, 1, ...) of :meth:`RouthImpact.resolve
+    <bullet_setimpact.laws.routh.RouthImpact>`'s finish, shape ``(S, m)``: at every contact
+    ``2^(attempt + 1)`` times the largest impulse one contact would need alone, to stop
+    (``-v_n,i / a_i`` while compressing) or to return its energy ``Q_i`` from ``v_n,i``
+    (``(-v_n,i + sqrt(v_n,i^2 + 2 a_i Q_i)) / a_i``, where the work ``p v_n,i + a_i p^2 / 2``
+    of an impulse ``p`` reaches ``Q_i``), ``a_i = Jn_i M^-1 Jn_i^T``.
+
+    With one contact these caps exceed what it needs: a compressing contact stops in one
+    step (complementarity, eq. 75), and a driven one is cut at the exact fraction where it
+    has returned ``Q_i`` (:func:`step_fraction`), so two release steps end any impact there.
+    Contacts with ``a_i`` below ``1e-12`` of the largest cannot move along their normal and
+    are left out of the maximum."""
+    a = problem.normal_inverse_mass
+    movable = a > 1e-12 * a.max(initial=0.0)
+    vn = problem.normal_velocities(run.velocity)[:, movable]
+    q, a = run.energy_left[:, movable], a[movable]
+    stopping = np.maximum(-vn, 0.0) / a
+    returning = (np.sqrt(vn**2 + 2.0 * a * q) - vn) / a
+    largest = np.max(np.maximum(stopping, returning), axis=1, initial=0.0)
+    return np.repeat(2.0 ** (attempt + 1) * largest[:, None], problem.contacts, axis=1)
 
 
 def finished(problem: ImpactProblem, run: ElasticRun) -> np.ndarray:

@@ -14,12 +14,12 @@ uniformly among the cached complementary bases that are feasible for the sample 
 
 from __future__ import annotations
 
+import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, overload
 
 import numpy as np
-from scipy.stats import qmc
 
 from ..core.branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
 from ..core.problem import COLLISION_TOL, ImpactProblem, approaching, step_lcp_bounds
@@ -27,7 +27,8 @@ from ..errors import SamplesDroppedWarning
 from ..validation import positive_int, positive_number
 from .anitescu_potra import solve_anitescu_potra
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
-from .restitution import elastic_step_solver, finished, integrate_elastic
+from .caps import CapSampler, halves_distance, rate_factors
+from .restitution import elastic_step_solver, finished, integrate_elastic, release_caps
 
 #: Samples integrated together in :meth:`RouthImpact.outcome_set`: its first chunk, and the
 #: most of any later one (each doubles the last); and the most bytes of caps a chunk holds.
@@ -73,11 +74,14 @@ def integrate(
     cap_scale: float = 1.0,
     record_impulse: bool = True,
     first_step: int = 0,
+    log_rates: np.ndarray | None = None,
 ) -> Trajectories:
     """Algorithm 1 for a batch: step the LCP (eq. 75) while colliding, up to ``caps.shape[1]`` steps.
 
     ``cap_scale * caps`` (``caps`` of shape ``(S, N, m)``) are the normal-impulse caps of every
-    step of every sample, scaled step by step for the samples still active only.  Without
+    step of every sample, scaled step by step for the samples still active only; with
+    ``log_rates`` (shape ``(S, m)``) each step's caps are further scaled by
+    :func:`~.caps.rate_factors` of the contacts colliding at the step's start.  Without
     ``record_impulse`` the impulses are not accumulated (``impulse`` has no columns).
     ``first_step`` is Algorithm 1's index of the first of these steps: step ``first_step + i``
     is the solver's ``group`` (a batched solver ranks its cached bases per step).
@@ -97,6 +101,7 @@ def integrate(
     normal = problem.normal_velocities(velocity)
     colliding = approaching(normal)
     active = np.flatnonzero(colliding)
+    rates = None if log_rates is None else log_rates[active]
     if active.size < len(velocity):
         moving, normal, accrued = velocity[active], normal[active], impulse[active]
     else:  # all colliding (outcome_set's first step): no copies, the write-backs are then in place
@@ -108,6 +113,8 @@ def integrate(
         for contact in range(m):  # one take per contact: a 2-D fancy index of caps is 2.5x slower
             np.take(caps[:, index, contact], active, out=columns[contact])
         np.multiply(columns[:m], cap_scale, out=columns[:m])
+        if rates is not None:
+            columns[:m] *= rate_factors(rates, normal < -COLLISION_TOL).T
         columns[m:] = moving.T
         increment = solver.solve(
             columns.T,
@@ -128,6 +135,7 @@ def integrate(
             velocity[active[stopped]], impulse[active[stopped]], steps[active[stopped]] = moving[stopped], accrued[stopped], index + 1
             keep = active_rows(colliding)
             active, moving, normal, accrued = active[keep], moving[keep], normal[keep], accrued[keep]
+            rates = None if rates is None else rates[keep]
         if record_path:
             path.append(velocity.copy())
     velocity[active], impulse[active], steps[active] = moving, accrued, caps.shape[1]  # still colliding after every step
@@ -186,6 +194,8 @@ class OutcomeSet:
         of :func:`~bullet_setimpact.core.lcp_solve.solve_lcp` answered (one valid solution each).
     seconds : float
         Wall-clock time.
+    halves : ndarray of int, shape (kept,)
+        Which of two equally mixed halves each kept sample belongs to (:mod:`.caps`).
     """
 
     velocities: np.ndarray
@@ -196,11 +206,19 @@ class OutcomeSet:
     lemke_calls: int
     fallbacks: int
     seconds: float
+    halves: np.ndarray = field(repr=False)
 
     @property
     def lcps_per_sample(self) -> float:
         """Mean LCP solves per sample (journal Table 3's first column)."""
         return self.lcp_solves / self.samples
+
+    def coverage(self) -> float:
+        """An estimate of how far points of the set lie from the nearest sample: the Hausdorff
+        distance between the two halves' velocities (:func:`~.caps.halves_distance`; same
+        units as ``velocities``; ``inf`` when a half kept no sample).  Computed on each call,
+        with a k-d tree per half."""
+        return halves_distance(self.velocities, self.halves)
 
 
 class RouthImpact(ImpactLaw):
@@ -235,8 +253,22 @@ class RouthImpact(ImpactLaw):
     docstring).  Reproducible for a given ``rng``.
 
     A problem with some ``restitution > 0`` runs Stronge-type restitution at arbitrary
-    relative rates (:mod:`~bullet_setimpact.laws.restitution`): samples still compressing or
-    holding energy after ``max_steps`` steps are not terminated, with no final ``eps`` step.
+    relative rates (:mod:`~bullet_setimpact.laws.restitution`).  :meth:`resolve` finishes it
+    as it finishes an inelastic impact: after ``max_steps`` steps a sample still compressing
+    or holding energy continues with up to ``final_steps`` fresh steps, then takes up to
+    ``final_steps`` *release* steps whose caps exceed what any one contact needs to stop or
+    to return its energy (:func:`~bullet_setimpact.laws.restitution.release_caps`, doubled at
+    each release step).  The bound: at most ``max_steps + 2 final_steps`` LCP steps.  One
+    contact always ends within two release steps, at ``v+ = -e v-`` to rounding whatever
+    ``step`` and ``max_steps`` (a compressing contact stops in one step, a driven one is cut
+    where it has returned its energy); with several contacts each release step ends at least
+    one contact's compression or energy once the caps are large enough, which the doubling
+    reaches.  :meth:`outcome_set` keeps Algorithm 2 as the journal states it: samples still
+    active after ``N`` steps are dropped.
+
+    ``resolve`` never returns ``terminated=False`` silently: it warns
+    (:class:`~bullet_setimpact.errors.UnfinishedImpactWarning`), or raises with
+    ``unfinished="raise"`` (:meth:`~bullet_setimpact.laws.base.ImpactLaw.resolve`).
     """
 
     name = "routh"
@@ -281,7 +313,7 @@ class RouthImpact(ImpactLaw):
         if self.step != "auto":
             return float(self.step)
         normal = problem.normal_velocities(v_minus)
-        effective = np.einsum("iv,vi->i", problem.Jn, problem.solve_mass(problem.Jn.T))
+        effective = problem.normal_inverse_mass
         movable = effective > RIGID_ROW_TOL * np.max(effective, initial=0.0)
         stopping = np.max(-normal[movable] / effective[movable], initial=0.0)
         return float(stopping) if stopping > 0.0 else 1.0
@@ -342,20 +374,37 @@ class RouthImpact(ImpactLaw):
         )
 
     def _resolve_elastic(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
-        """Algorithm 1 with restitution (:mod:`.restitution`) for one sample: ``max_steps`` steps;
-        unfinished (still compressing or holding energy) is reported, not continued."""
-        caps = self.step_size(problem, v_minus) * rng.random((1, self.max_steps, problem.contacts))
-        solver = elastic_step_solver(problem, batched=False)
-        run = integrate_elastic(problem, solver, v_minus[None, :], caps, rng, record_path=True)
-        terminated = bool(finished(problem, run)[0])
+        """Algorithm 1 with restitution (:mod:`.restitution`) for one sample, finished as the
+        class docstring states: ``max_steps`` steps, up to ``final_steps`` continuation steps,
+        then up to ``final_steps`` release steps (:func:`release_caps`)."""
         m = problem.contacts
+        step = self.step_size(problem, v_minus)
+        solver = elastic_step_solver(problem, batched=False)
+        run = integrate_elastic(problem, solver, v_minus[None, :], step * rng.random((1, self.max_steps, m)), rng, record_path=True)
+        path = run.path[: int(run.steps[0]) + 1]
+        done = int(run.steps[0])
+        if not finished(problem, run)[0]:  # continue Algorithm 1 with fresh caps, as the inelastic path does
+            caps = self._continuation_step(problem, run.velocity[0], step) * rng.random((1, self.final_steps, m))
+            run = integrate_elastic(problem, solver, run.velocity, caps, rng, record_path=True, start=run, first_step=self.max_steps)
+            path += run.path[1 : int(run.steps[0]) - done + 1]
+        release = 0
+        while release < self.final_steps and not finished(problem, run)[0]:
+            before = int(run.steps[0])
+            caps = release_caps(problem, run, release)[:, None, :]
+            run = integrate_elastic(problem, solver, run.velocity, caps, rng, record_path=True, start=run, first_step=self.max_steps)
+            path += run.path[1 : int(run.steps[0]) - before + 1]
+            release += 1
+        terminated = bool(finished(problem, run)[0])
         return LawOutcome(
-            path=np.array([snapshot[0] for snapshot in run.path[: int(run.steps[0]) + 1]]),
+            path=np.array([snapshot[0] for snapshot in path]),
             normal_impulse=run.impulse[0, :m],
             friction_impulse=problem.friction_impulse(run.impulse[0, m:]),
             terminated=terminated,
-            message="" if terminated else f"still colliding or restituting after max_steps={self.max_steps} steps",
-            info={"lcp_fallbacks": solver.stats.fallbacks},
+            message=""
+            if terminated
+            else f"still colliding or restituting after max_steps={self.max_steps} steps, "
+            f"{self.final_steps} more and {self.final_steps} release steps",
+            info={"lcp_fallbacks": solver.stats.fallbacks, "final_steps": max(0, int(run.steps[0]) - self.max_steps)},
         )
 
     @overload
@@ -390,14 +439,16 @@ class RouthImpact(ImpactLaw):
         samples: int,
         rng: RandomLike = None,
         eps: float | None = None,
-        sampler: str = "random",
+        sampler: str = "mixed",
         full_output: bool = False,
     ) -> np.ndarray | OutcomeSet:
-        """Approximate the post-impact set (journal Algorithm 2).
+        """Approximate the post-impact set (journal Algorithm 2), ends included.
 
         Runs ``samples`` Algorithm-1 trajectories batched, takes one final step with caps
         ``eps / (3 psi)`` where ``psi = sigma_max(M^-1 Jbar^T) m (1 + max mu) + 1``, and drops
         the samples that still collide (a :class:`SamplesDroppedWarning` says how many).
+        With restitution (:mod:`.restitution`) there is no final step: samples still
+        compressing or holding energy after ``N`` steps are dropped.
 
         Parameters
         ----------
@@ -408,18 +459,25 @@ class RouthImpact(ImpactLaw):
         rng : None, int, SeedSequence or Generator
         eps : float, optional
             Approximation constant in ``(0, step)``; default ``step / 100``.
-        sampler : {"random", "sobol"}
-            i.i.d. uniform caps, or a scrambled Sobol sequence over the ``m N`` caps of a
-            trajectory (as the authors' code did; use a power of two for ``samples``).
+        sampler : {"mixed", "random", "sobol", "rates"}
+            How each trajectory's caps are drawn (:mod:`.caps`; every rule samples the same
+            set, they differ in which parts they reach):
+
+            - ``"mixed"`` (default): every sequential ordering (each contact alone until it
+              is done, in turn) as explicit members, a quarter of the rest with
+              log-uniform relative rates, the others uniform.  Reaches the set's ends;
+            - ``"random"``: the journal's i.i.d. caps ``h U[0, 1]^m`` per step;
+            - ``"sobol"``: a scrambled Sobol sequence over the ``m N`` caps of a trajectory
+              (as the authors' code did; use a power of two for ``samples``);
+            - ``"rates"``: every trajectory with log-uniform relative rates.
         full_output : bool
-            Return an :class:`OutcomeSet` with statistics instead of the bare array.
+            Return an :class:`OutcomeSet` with statistics and :meth:`OutcomeSet.coverage`
+            instead of the bare array.
 
         Returns
         -------
         ndarray, shape (kept, nv), or OutcomeSet
         """
-        import time
-
         start = time.perf_counter()
         problem = self._problem(problem)
         v = problem.validate_velocity(v_minus)
@@ -428,48 +486,45 @@ class RouthImpact(ImpactLaw):
         eps = step / 100.0 if eps is None else positive_number("eps", eps)
         if eps >= step:
             raise ValueError(f"eps must lie in (0, step={step}), got {eps}")
-        if sampler not in ("random", "sobol"):
-            raise ValueError(f"sampler must be 'random' or 'sobol', got {sampler!r}")
         generator = as_generator(rng)
         m, horizon = problem.contacts, self.max_steps
-        sobol = qmc.Sobol(d=m * horizon, scramble=True, seed=generator) if sampler == "sobol" else None
+        caps = CapSampler(sampler, generator, m, horizon, samples)
         final_cap = final_step_cap(problem, eps)
         solver = elastic_step_solver(problem) if problem.elastic else step_solver(problem)
 
-        chunks = chunk_sizes(samples, m * horizon)
-        buffer = np.empty((max(chunks), m * horizon))
         kept: list[np.ndarray] = []
+        halves: list[np.ndarray] = []
         terminated_early = 0
         lcp_solves = 0
-        for count in chunks:
-            if sobol is not None:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=".*balance properties of Sobol.*")
-                    unit = sobol.random(count)
-            else:  # one buffer for every chunk: fresh pages for m N doubles a sample cost more than the draws
-                unit = generator.random(out=buffer[:count])
-            caps = unit.reshape(count, horizon, m)
-            starts = np.broadcast_to(v, (count, v.size))  # read only: integrate copies its start
-            if problem.elastic:
-                elastic = integrate_elastic(problem, solver, starts, caps, generator, cap_scale=step)
-                lcp_solves += int(elastic.steps.sum())
-                done = finished(problem, elastic)
-                terminated_early += int(done.sum())
-                kept.append(elastic.velocity[done])
-                continue
-            run = integrate(problem, solver, starts, caps, generator, cap_scale=step, record_impulse=False)
-            lcp_solves += int(run.steps.sum())
-            velocity = run.velocity
-            colliding = problem.colliding(velocity)
-            terminated_early += int(count - colliding.sum())
-            if colliding.any():
-                active = np.flatnonzero(colliding)
-                final_caps = np.full((active.size, 1, m), final_cap)
-                velocity[active] = integrate(
-                    problem, solver, velocity[active], final_caps, generator, record_impulse=False, first_step=horizon
-                ).velocity
-                lcp_solves += active.size
-            kept.append(velocity[~problem.colliding(velocity)])
+        for batches in caps.chunks(chunk_sizes(samples, m * horizon)):
+            for batch in batches:
+                count = len(batch.caps)
+                starts = np.broadcast_to(v, (count, v.size))  # read only: the integrators copy their start
+                if problem.elastic:
+                    elastic = integrate_elastic(problem, solver, starts, batch.caps, generator, cap_scale=step, log_rates=batch.log_rates)
+                    lcp_solves += int(elastic.steps.sum())
+                    done = finished(problem, elastic)
+                    terminated_early += int(done.sum())
+                    kept.append(elastic.velocity[done])
+                    halves.append(batch.half[done])
+                    continue
+                run = integrate(
+                    problem, solver, starts, batch.caps, generator, cap_scale=step, record_impulse=False, log_rates=batch.log_rates
+                )
+                lcp_solves += int(run.steps.sum())
+                velocity = run.velocity
+                colliding = problem.colliding(velocity)
+                terminated_early += int(count - colliding.sum())
+                if colliding.any():
+                    active = np.flatnonzero(colliding)
+                    final_caps = np.full((active.size, 1, m), final_cap)
+                    velocity[active] = integrate(
+                        problem, solver, velocity[active], final_caps, generator, record_impulse=False, first_step=horizon
+                    ).velocity
+                    lcp_solves += active.size
+                done = ~problem.colliding(velocity)
+                kept.append(velocity[done])
+                halves.append(batch.half[done])
         velocities = np.concatenate(kept)
         dropped = samples - len(velocities)
         if dropped:
@@ -490,4 +545,5 @@ class RouthImpact(ImpactLaw):
             lemke_calls=solver.stats.lemke_calls,
             fallbacks=solver.stats.fallbacks,
             seconds=time.perf_counter() - start,
+            halves=np.concatenate(halves),
         )

@@ -1,0 +1,167 @@
+"""Cap samplers of Algorithm 1: the normal-impulse caps an outcome set's trajectories draw.
+
+**Members.**  Algorithm 1 maps every sequence of caps ``lambda_n_max`` in ``[0, h]^m`` per
+step (journal eq. 75), and every LCP branch, to an outcome; the set is the union of the
+terminated outcomes.  Caps may even depend on the state reached: a trajectory is still a
+run of eq. (75) with admissible caps, so its outcome is a member.  Any rule for choosing
+caps therefore samples the same set; rules differ only in which parts they reach.
+
+**Uniform caps** (``"random"``, ``"sobol"``; journal Sec. 5.3).  ``h U[0, 1]^m`` i.i.d. per
+step.  Relative rates of impulse far from 1 need many steps in a row with one contact's caps
+near 0, so they are rare: the set's ends, where one contact goes almost entirely first
+(the sequential outcomes, compliant contact with very unequal stiffnesses: journal Fig. 12),
+are seldom sampled.
+
+**Rates** (``"rates"``).  Each trajectory draws a relative impulse rate per contact,
+``r_i = 10^(-D u_i)`` with ``u ~ U[0, 1]^m`` (log-uniform over ``D =``
+:data:`RATE_DECADES` decades).  At every step contact ``i``'s cap is
+``h U_i min(1, r_i / max_j r_j)``, the maximum over the contacts still *pressing*
+(colliding, ``J_n,j v < -tol``, or holding energy to return under restitution).  The fastest
+pressing contact thus goes at full rate, a slow one waits at its rate ratio, and once the
+fast ones are done the slow one goes at full rate: trajectories end within a few steps
+whatever the ratio.
+
+**Orderings.**  The limit of infinitely unequal rates: contact ``order[0]`` alone presses
+until it is done (its caps ``h``; non-pressing contacts keep cap ``h`` and act by
+complementarity), then ``order[1]``, and so on.  With compliant contact this is the limit
+of one stiffness over the others going to infinity.  Log-rates ``-ORDER_DECADES * rank``
+give it exactly (``10^-400`` underflows to 0).
+
+**Mixed** (``"mixed"``, the default of :meth:`~bullet_setimpact.laws.routh.RouthImpact.outcome_set`).
+Every ordering (all ``m!`` while ``2 m!`` fits in a quarter of the samples, else each contact
+first with the others in index order), then :data:`RATE_SHARE` of the rest rate-sampled and
+the remainder uniform.
+
+**Coverage.**  Each sample is labelled with one of two halves; both halves hold the same
+mix (uniform and rate-sampled rows alternate, every ordering appears once in each half).
+The Hausdorff distance between the halves' outcomes (:func:`halves_distance`) estimates how
+far the set's points lie from the nearest sample: a point a half misses by ``d`` is a point
+the whole sample misses by about as much.  It is an estimate, not a bound: parts of the set
+neither half reaches do not show.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import cKDTree
+from scipy.stats import qmc
+
+from .base import contact_orders
+
+#: Decades of relative impulse rate the ``"rates"`` sampler spans.
+RATE_DECADES = 6.0
+#: Share of the ``"mixed"`` sampler's trajectories (beyond the orderings) that are rate-sampled.
+RATE_SHARE = 0.25
+#: Decades between consecutive contacts of an ordering (``10^-ORDER_DECADES`` is 0 in float64).
+ORDER_DECADES = 400.0
+#: The samplers :meth:`~bullet_setimpact.laws.routh.RouthImpact.outcome_set` accepts.
+SAMPLERS = ("mixed", "random", "sobol", "rates")
+
+
+@dataclass(frozen=True)
+class CapBatch:
+    """Trajectories of one kind in a chunk (batch dimension first).
+
+    Attributes
+    ----------
+    caps : ndarray, shape (S, N, m)
+        Caps in units of ``h`` (in ``[0, 1]``).
+    log_rates : ndarray, shape (S, m), or None
+        ``log10 r_i`` of each trajectory (:func:`rate_factors`); None for uniform caps.
+    half : ndarray of int, shape (S,)
+        The half (0 or 1) each trajectory belongs to, for :func:`halves_distance`.
+    """
+
+    caps: np.ndarray
+    log_rates: np.ndarray | None
+    half: np.ndarray
+
+
+def rate_factors(log_rates: np.ndarray, pressing: np.ndarray) -> np.ndarray:
+    """Each contact's share of its cap, ``min(1, r_i / max_j r_j)`` over the pressing ``j``
+    (module docstring), shape ``(S, m)``; 1 everywhere for a sample with no pressing contact.
+
+    ``log_rates`` and ``pressing`` have shape ``(S, m)``."""
+    lead = np.where(pressing, log_rates, -np.inf).max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        relative = np.minimum(log_rates - lead, 0.0)
+    return np.asarray(10.0**relative)
+
+
+def ordering_log_rates(contacts: int, samples: int) -> np.ndarray:
+    """Log-rates of the orderings the ``"mixed"`` sampler includes, one row each, shape ``(k, m)``:
+    every order of the contacts if twice their number fits in a quarter of ``samples``, else
+    the ``m`` rotations of index order (each contact first)."""
+    orders = contact_orders(contacts, samples // 8) or [[(first + k) % contacts for k in range(contacts)] for first in range(contacts)]
+    ranks = np.argsort(np.array(orders), axis=1)  # ranks[o, i]: contact i's place in order o
+    return -ORDER_DECADES * ranks.astype(float)
+
+
+class CapSampler:
+    """The caps of :meth:`~bullet_setimpact.laws.routh.RouthImpact.outcome_set`'s trajectories,
+    chunk by chunk (module docstring).
+
+    Parameters
+    ----------
+    sampler : {"mixed", "random", "sobol", "rates"}
+    generator : numpy.random.Generator
+    contacts, horizon : int
+        ``m`` and Algorithm 1's ``N``.
+    samples : int
+        Trajectories in all.
+    """
+
+    def __init__(self, sampler: str, generator: np.random.Generator, contacts: int, horizon: int, samples: int) -> None:
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {', '.join(repr(name) for name in SAMPLERS)}, got {sampler!r}")
+        self.sampler, self.generator, self.contacts, self.horizon = sampler, generator, contacts, horizon
+        self._sobol = qmc.Sobol(d=contacts * horizon, scramble=True, seed=generator) if sampler == "sobol" else None
+        orderings = ordering_log_rates(contacts, samples) if sampler == "mixed" else np.zeros((0, contacts))
+        self._orderings = np.repeat(orderings, 2, axis=0)[:samples]  # each ordering once in each half
+
+    def chunks(self, sizes: list[int]) -> Iterator[list[CapBatch]]:
+        """The batches of each chunk of ``sizes`` trajectories (the orderings open the first chunk)."""
+        buffer = np.empty((max(sizes), self.contacts * self.horizon))
+        for index, count in enumerate(sizes):
+            batches = []
+            if index == 0 and len(self._orderings):
+                ordered = len(self._orderings)
+                caps = np.ones((ordered, self.horizon, self.contacts))
+                batches.append(CapBatch(caps, self._orderings, np.arange(ordered) % 2))
+                count -= ordered
+            if count > 0:
+                batches.extend(self._draw(count, buffer))
+            yield batches
+
+    def _draw(self, count: int, buffer: np.ndarray) -> list[CapBatch]:
+        shape = (self.horizon, self.contacts)
+        if self._sobol is not None:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*balance properties of Sobol.*")
+                unit = self._sobol.random(count)
+        else:  # one buffer for every chunk: fresh pages for m N doubles a sample cost more than the draws
+            unit = self.generator.random(out=buffer[:count])
+        caps = unit.reshape(count, *shape)
+        rated = {"rates": count, "mixed": round(RATE_SHARE * count)}.get(self.sampler, 0)
+        batches = []
+        if rated < count:
+            batches.append(CapBatch(caps[rated:], None, np.arange(count - rated) % 2))
+        if rated:
+            log_rates = -RATE_DECADES * self.generator.random((rated, self.contacts))
+            batches.append(CapBatch(caps[:rated], log_rates, np.arange(rated) % 2))
+        return batches
+
+
+def halves_distance(velocities: np.ndarray, half: np.ndarray) -> float:
+    """The Hausdorff distance between the rows of ``velocities`` labelled 0 and those labelled 1
+    by ``half`` (module docstring); ``inf`` if a half is empty."""
+    first, second = velocities[half == 0], velocities[half == 1]
+    if not len(first) or not len(second):
+        return float("inf")
+    forward, _ = cKDTree(second).query(first)
+    backward, _ = cKDTree(first).query(second)
+    return float(max(forward.max(), backward.max()))
