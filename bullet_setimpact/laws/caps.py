@@ -55,7 +55,7 @@ from .base import contact_orders
 #: Decades of relative impulse rate the ``"rates"`` sampler spans.
 RATE_DECADES = 6.0
 #: Share of the ``"mixed"`` sampler's trajectories (beyond the orderings) that are rate-sampled.
-RATE_SHARE = 0.25
+RATE_SHARE = 0.0625
 #: Decades between consecutive contacts of an ordering (``10^-ORDER_DECADES`` is 0 in float64).
 ORDER_DECADES = 400.0
 #: The samplers :meth:`~bullet_setimpact.laws.routh.RouthImpact.outcome_set` accepts.
@@ -70,10 +70,12 @@ class CapBatch:
     ----------
     caps : ndarray, shape (S, N, m)
         Caps in units of ``h`` (in ``[0, 1]``).
-    log_rates : ndarray, shape (S, m), or None
-        ``log10 r_i`` of each trajectory (:func:`rate_factors`); None for uniform caps.
+    log_rates : ndarray, shape (R, m), or None
+        ``log10 r_i`` of the first ``R <= S`` trajectories (:func:`rate_factors`); the others'
+        caps are uniform (factors 1).  None when all are.
     half : ndarray of int, shape (S,)
-        The half (0 or 1) each trajectory belongs to, for :func:`halves_distance`.
+        The half (0 or 1) each trajectory belongs to, for :func:`halves_distance`; rows
+        alternate within each kind, so both halves hold the same mix.
     """
 
     caps: np.ndarray
@@ -123,37 +125,36 @@ class CapSampler:
         orderings = ordering_log_rates(contacts, samples) if sampler == "mixed" else np.zeros((0, contacts))
         self._orderings = np.repeat(orderings, 2, axis=0)[:samples]  # each ordering once in each half
 
-    def chunks(self, sizes: list[int]) -> Iterator[list[CapBatch]]:
-        """The batches of each chunk of ``sizes`` trajectories (the orderings open the first chunk)."""
+    def chunks(self, sizes: list[int]) -> Iterator[CapBatch]:
+        """One batch per chunk of ``sizes`` trajectories: the orderings open the first chunk, the
+        rate-sampled trajectories follow, the uniform ones come last (their factors are 1, so
+        ``log_rates`` covers only the rows before them)."""
         buffer = np.empty((max(sizes), self.contacts * self.horizon))
         for index, count in enumerate(sizes):
-            batches = []
-            if index == 0 and len(self._orderings):
-                ordered = len(self._orderings)
-                caps = np.ones((ordered, self.horizon, self.contacts))
-                batches.append(CapBatch(caps, self._orderings, np.arange(ordered) % 2))
-                count -= ordered
-            if count > 0:
-                batches.extend(self._draw(count, buffer))
-            yield batches
+            ordered = self._orderings if index == 0 else self._orderings[:0]
+            caps, log_rates = self._draw(count - len(ordered), buffer)
+            half = np.arange(count - len(ordered)) % 2
+            if len(ordered):
+                caps = np.concatenate([np.ones((len(ordered), self.horizon, self.contacts)), caps])
+                half = np.concatenate([np.arange(len(ordered)) % 2, half])
+            if log_rates is not None or len(ordered):
+                log_rates = np.concatenate([ordered, np.zeros((0, self.contacts)) if log_rates is None else log_rates])
+            yield CapBatch(caps, log_rates, half)
 
-    def _draw(self, count: int, buffer: np.ndarray) -> list[CapBatch]:
-        shape = (self.horizon, self.contacts)
+    def _draw(self, count: int, buffer: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """``count`` trajectories' caps ``(count, N, m)`` and the log-rates of the rate-sampled
+        ones, which come first (``(R, m)``; None for the ``"random"`` and ``"sobol"`` samplers)."""
         if self._sobol is not None:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*balance properties of Sobol.*")
                 unit = self._sobol.random(count)
         else:  # one buffer for every chunk: fresh pages for m N doubles a sample cost more than the draws
             unit = self.generator.random(out=buffer[:count])
-        caps = unit.reshape(count, *shape)
-        rated = {"rates": count, "mixed": round(RATE_SHARE * count)}.get(self.sampler, 0)
-        batches = []
-        if rated < count:
-            batches.append(CapBatch(caps[rated:], None, np.arange(count - rated) % 2))
-        if rated:
-            log_rates = -RATE_DECADES * self.generator.random((rated, self.contacts))
-            batches.append(CapBatch(caps[:rated], log_rates, np.arange(rated) % 2))
-        return batches
+        caps = unit.reshape(count, self.horizon, self.contacts)
+        if self.sampler not in ("rates", "mixed"):
+            return caps, None
+        rated = count if self.sampler == "rates" else round(RATE_SHARE * count)
+        return caps, -RATE_DECADES * self.generator.random((rated, self.contacts))
 
 
 def halves_distance(velocities: np.ndarray, half: np.ndarray) -> float:

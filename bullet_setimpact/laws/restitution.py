@@ -131,16 +131,17 @@ def integrate_elastic(
     """Algorithm 1 with restitution for a batch: up to ``caps.shape[1]`` steps with caps
     ``cap_scale * caps`` (``caps``: ``(S, N, m)``, scaled for the active samples only).
 
-    ``log_rates`` (shape ``(S, m)``) scales each step's caps by :func:`~.caps.rate_factors`
-    of the contacts pressing at its start (compressing or holding energy).  ``start``
+    ``log_rates`` (shape ``(R, m)``, ``R <= S``) scales the first ``R`` samples' caps at each
+    step by :func:`~.caps.rate_factors` of the contacts pressing at its start (compressing
+    or holding energy); the other samples' factors are 1.  ``start``
     continues an earlier run of the same samples from its end (its velocity, energies and
     step counts; ``velocity`` is then ignored); ``first_step`` is the index of the first of
     these steps (the batched solver's ``group``)."""
     m, nbar = problem.contacts, problem.Jbar.shape[0]
     e_squared = problem.restitution**2
     restituting = problem.restitution > 0.0
+    count = len(velocity) if start is None else len(start.velocity)
     if start is None:
-        count = len(velocity)
         start = ElasticRun(
             velocity, np.zeros(count, dtype=int), np.zeros((count, nbar)), np.zeros((count, m)), [], np.zeros((count, m)),
             ENERGY_TOL * (np.asarray(problem.kinetic_energy(velocity)) + np.finfo(float).tiny),
@@ -156,8 +157,10 @@ def integrate_elastic(
             break
         active = active_rows(running)
         v0, vn0, cap = velocity[active], normal[active], cap_scale * caps[active, index]
-        if log_rates is not None:
-            cap *= rate_factors(log_rates[active], pressing[active])
+        if log_rates is not None:  # the rated samples are a prefix of the active ones
+            rows = np.arange(count)[active]
+            rated = int(np.searchsorted(rows, len(log_rates)))
+            cap[:rated] *= rate_factors(log_rates[rows[:rated]], pressing[rows[:rated]])
         driven = (stored[active] > 0.0) & (vn0 >= -COLLISION_TOL)
         separating = (stored[active] == 0.0) & (vn0 > COLLISION_TOL) & restituting
         push = np.where(driven, cap, 0.0)

@@ -80,8 +80,9 @@ def integrate(
 
     ``cap_scale * caps`` (``caps`` of shape ``(S, N, m)``) are the normal-impulse caps of every
     step of every sample, scaled step by step for the samples still active only; with
-    ``log_rates`` (shape ``(S, m)``) each step's caps are further scaled by
-    :func:`~.caps.rate_factors` of the contacts colliding at the step's start.  Without
+    ``log_rates`` (shape ``(R, m)``, ``R <= S``) the caps of the first ``R`` samples are further
+    scaled at each step by :func:`~.caps.rate_factors` of the contacts colliding at the step's
+    start (the other samples' factors are 1).  Without
     ``record_impulse`` the impulses are not accumulated (``impulse`` has no columns).
     ``first_step`` is Algorithm 1's index of the first of these steps: step ``first_step + i``
     is the solver's ``group`` (a batched solver ranks its cached bases per step).
@@ -101,7 +102,6 @@ def integrate(
     normal = problem.normal_velocities(velocity)
     colliding = approaching(normal)
     active = np.flatnonzero(colliding)
-    rates = None if log_rates is None else log_rates[active]
     if active.size < len(velocity):
         moving, normal, accrued = velocity[active], normal[active], impulse[active]
     else:  # all colliding (outcome_set's first step): no copies, the write-backs are then in place
@@ -113,8 +113,9 @@ def integrate(
         for contact in range(m):  # one take per contact: a 2-D fancy index of caps is 2.5x slower
             np.take(caps[:, index, contact], active, out=columns[contact])
         np.multiply(columns[:m], cap_scale, out=columns[:m])
-        if rates is not None:
-            columns[:m] *= rate_factors(rates, normal < -COLLISION_TOL).T
+        if log_rates is not None:  # the rated samples are a prefix of the active ones (active is sorted)
+            rated = int(np.searchsorted(active, len(log_rates)))
+            columns[:m, :rated] *= rate_factors(log_rates[active[:rated]], normal[:rated] < -COLLISION_TOL).T
         columns[m:] = moving.T
         increment = solver.solve(
             columns.T,
@@ -135,7 +136,6 @@ def integrate(
             velocity[active[stopped]], impulse[active[stopped]], steps[active[stopped]] = moving[stopped], accrued[stopped], index + 1
             keep = active_rows(colliding)
             active, moving, normal, accrued = active[keep], moving[keep], normal[keep], accrued[keep]
-            rates = None if rates is None else rates[keep]
         if record_path:
             path.append(velocity.copy())
     velocity[active], impulse[active], steps[active] = moving, accrued, caps.shape[1]  # still colliding after every step
@@ -464,7 +464,7 @@ class RouthImpact(ImpactLaw):
             set, they differ in which parts they reach):
 
             - ``"mixed"`` (default): every sequential ordering (each contact alone until it
-              is done, in turn) as explicit members, a quarter of the rest with
+              is done, in turn) as explicit members, a sixteenth of the rest with
               log-uniform relative rates, the others uniform.  Reaches the set's ends;
             - ``"random"``: the journal's i.i.d. caps ``h U[0, 1]^m`` per step;
             - ``"sobol"``: a scrambled Sobol sequence over the ``m N`` caps of a trajectory
@@ -496,35 +496,32 @@ class RouthImpact(ImpactLaw):
         halves: list[np.ndarray] = []
         terminated_early = 0
         lcp_solves = 0
-        for batches in caps.chunks(chunk_sizes(samples, m * horizon)):
-            for batch in batches:
-                count = len(batch.caps)
-                starts = np.broadcast_to(v, (count, v.size))  # read only: the integrators copy their start
-                if problem.elastic:
-                    elastic = integrate_elastic(problem, solver, starts, batch.caps, generator, cap_scale=step, log_rates=batch.log_rates)
-                    lcp_solves += int(elastic.steps.sum())
-                    done = finished(problem, elastic)
-                    terminated_early += int(done.sum())
-                    kept.append(elastic.velocity[done])
-                    halves.append(batch.half[done])
-                    continue
-                run = integrate(
-                    problem, solver, starts, batch.caps, generator, cap_scale=step, record_impulse=False, log_rates=batch.log_rates
-                )
-                lcp_solves += int(run.steps.sum())
-                velocity = run.velocity
-                colliding = problem.colliding(velocity)
-                terminated_early += int(count - colliding.sum())
-                if colliding.any():
-                    active = np.flatnonzero(colliding)
-                    final_caps = np.full((active.size, 1, m), final_cap)
-                    velocity[active] = integrate(
-                        problem, solver, velocity[active], final_caps, generator, record_impulse=False, first_step=horizon
-                    ).velocity
-                    lcp_solves += active.size
-                done = ~problem.colliding(velocity)
-                kept.append(velocity[done])
+        for batch in caps.chunks(chunk_sizes(samples, m * horizon)):
+            count = len(batch.caps)
+            starts = np.broadcast_to(v, (count, v.size))  # read only: the integrators copy their start
+            if problem.elastic:
+                elastic = integrate_elastic(problem, solver, starts, batch.caps, generator, cap_scale=step, log_rates=batch.log_rates)
+                lcp_solves += int(elastic.steps.sum())
+                done = finished(problem, elastic)
+                terminated_early += int(done.sum())
+                kept.append(elastic.velocity[done])
                 halves.append(batch.half[done])
+                continue
+            run = integrate(problem, solver, starts, batch.caps, generator, cap_scale=step, record_impulse=False, log_rates=batch.log_rates)
+            lcp_solves += int(run.steps.sum())
+            velocity = run.velocity
+            colliding = problem.colliding(velocity)
+            terminated_early += int(count - colliding.sum())
+            if colliding.any():
+                active = np.flatnonzero(colliding)
+                final_caps = np.full((active.size, 1, m), final_cap)
+                velocity[active] = integrate(
+                    problem, solver, velocity[active], final_caps, generator, record_impulse=False, first_step=horizon
+                ).velocity
+                lcp_solves += active.size
+            done = ~problem.colliding(velocity)
+            kept.append(velocity[done])
+            halves.append(batch.half[done])
         velocities = np.concatenate(kept)
         dropped = samples - len(velocities)
         if dropped:
