@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bullet_setimpact import ImpactProblem, RouthImpact, planar
+from bullet_setimpact.errors import UnfinishedImpactWarning
 from bullet_setimpact.laws.propagative import PropagativeImpact
 from bullet_setimpact.laws.restitution import elastic_step_solver, finished, integrate_elastic
 
@@ -97,6 +102,68 @@ def test_zero_restitution_is_the_inelastic_law_sample_by_sample(name: str) -> No
     law = RouthImpact("auto", 50)
     np.testing.assert_array_equal(law.outcome_set(zero, example.v_minus, 300, rng=4), law.outcome_set(p, example.v_minus, 300, rng=4))
     np.testing.assert_array_equal(law.resolve(zero, example.v_minus, rng=9).path, law.resolve(p, example.v_minus, rng=9).path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    e=st.sampled_from([0.3, 0.7, 1.0]),
+    step=st.floats(1e-9, 1e6),
+    max_steps=st.integers(1, 60),
+    mass=st.floats(0.01, 100.0),
+    speed=st.floats(0.01, 100.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_one_contact_always_finishes_at_minus_e(e: float, step: float, max_steps: int, mass: float, speed: float, seed: int) -> None:
+    """One frictionless contact (mass ``mass``, approaching at ``speed``) rebounds at ``v+ = -e v-``
+    (Stronge's coefficient, equal to Newton's for one frictionless contact: compression absorbs
+    ``m v-^2 / 2``, restitution returns ``e^2`` of it) to 1e-9 relative, whatever ``h`` and
+    ``N``: steps too small to finish within ``N`` are continued and released, never left
+    unfinished (any :class:`UnfinishedImpactWarning` fails the test)."""
+    problem = ImpactProblem(np.array([[mass]]), np.ones((1, 1)), np.zeros((1, 1, 1)), 0.0, restitution=e)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnfinishedImpactWarning)
+        result = RouthImpact(step, max_steps).resolve(problem, np.array([-speed]), rng=seed)
+    assert result.terminated
+    assert result.v_plus[0] == pytest.approx(e * speed, rel=1e-9, abs=1e-12)
+
+
+def test_the_issues_slow_elastic_impact_finishes() -> None:
+    """``RouthImpact(0.05, 200)`` on one frictionless unit-mass contact, ``e = 1``, ``v- = -1.2``:
+    compression and restitution each need ``1.2`` N s, about 48 steps of mean cap 0.025 each
+    way, so the 200 steps may or may not do; with a mass of 3 (3.6 N s each way, about 288 steps
+    in all) they cannot, and the continuation and release steps finish at ``+1.2`` exactly."""
+    problem = ImpactProblem(np.array([[3.0]]), np.ones((1, 1)), np.zeros((1, 1, 1)), 0.0, restitution=1.0)
+    result = RouthImpact(0.05, 200).resolve(problem, np.array([-1.2]), rng=0)
+    assert result.terminated and result.info["final_steps"] > 0
+    assert result.v_plus[0] == pytest.approx(1.2, rel=1e-12)
+
+
+def test_an_inelastic_contact_beside_a_restituting_one_follows_eq_75() -> None:
+    """Wall | B | mass 2 | A | mass 1 (unit masses, frictionless, ``q = (x1, x2)``, ``Jn_A = (1, -1)``,
+    ``Jn_B = (0, 1)``), ``e_A = 0.5``, ``e_B = 0``, ``v- = (-1, 0.2)``: A closes at 1.2 while
+    mass 2 leaves the wall at 0.2.  Caps (0.3, 1), then (1, 1) twice.
+
+    1. A is cap-limited: ``lambda_A = 0.3`` takes mass 2 to ``0.2 - 0.3 < 0``; B, inelastic, is
+       complementary as in eq. (75) and stops it at 0: ``lambda_B = 0.1``, ``v = (-0.7, 0)``.
+       A's work ``0.3 (-1.2 - 0.7) / 2 = -0.285``.
+    2. Both complementary with cap 1: ``lambda_A = lambda_B = 0.7`` stop everything, ``v = (0, 0)``;
+       A's work ``0.7 (-0.7 + 0) / 2 = -0.245``.  A stored ``e_A^2 (0.285 + 0.245) = 0.1325``.
+    3. A driven at cap 1, B complementary holds mass 2 (``lambda_B = lambda_A``): A's work
+       ``d^2 / 2`` reaches 0.1325 at ``d = 0.5 sqrt(1.06) = 0.51478``: ``v+ = (0.51478, 0)``.
+
+    Had B been switched off while separating (cap 0 until it compresses), step 1 would leave
+    mass 2 at -0.1 and A would store ``e_A^2 0.48``: ``v1+ = 0.5 sqrt(0.96) = 0.48990``."""
+    problem = ImpactProblem(np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.zeros((2, 1, 2)), 0.0, restitution=[0.5, 0.0])
+    caps = np.array([[[0.3, 1.0], [1.0, 1.0], [1.0, 1.0]]])
+    solver = elastic_step_solver(problem, batched=False)
+    two = integrate_elastic(problem, solver, np.array([[-1.0, 0.2]]), caps[:, :2], np.random.default_rng(0), record_path=True)
+    np.testing.assert_allclose(two.path[1][0], [-0.7, 0.0], atol=1e-12)
+    np.testing.assert_allclose(two.path[2][0], [0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(two.energy_left[0], [0.25 * 0.53, 0.0], rtol=1e-12)
+    run = integrate_elastic(problem, solver, np.array([[-1.0, 0.2]]), caps, np.random.default_rng(0))
+    assert finished(problem, run)[0]
+    np.testing.assert_allclose(run.velocity[0], [0.5 * np.sqrt(1.06), 0.0], atol=1e-12)
+    np.testing.assert_allclose(run.impulse[0, :2], [1.0 + 0.5 * np.sqrt(1.06), 0.8 + 0.5 * np.sqrt(1.06)], atol=1e-12)
 
 
 def _cradle() -> ImpactProblem:
