@@ -21,6 +21,7 @@ from .analysis import planar
 from .core.problem import ImpactProblem
 from .errors import SamplesDroppedWarning, SetImpactError
 from .laws import AnitescuPotraImpact, RouthImpact, SequentialImpact
+from .laws.caps import SAMPLERS
 
 #: Resolve-paths drawn in light gray on outcome-set figures.
 FIGURE_PATHS = 150
@@ -64,6 +65,9 @@ def outcome_set_command(args: argparse.Namespace) -> None:
     print(f"  samples kept   {result.terminated} of {result.samples} ({result.samples - result.terminated} still colliding, dropped)")
     print(f"  LCPs / sample  {result.lcps_per_sample:.2f}  ({result.lemke_calls} Lemke calls, the rest from the basis cache)")
     print(f"  time / sample  {1e6 * result.seconds / result.samples:.2f} us  ({result.seconds:.2f} s in all)")
+    coverage = result.coverage()
+    speed = float(np.linalg.norm(example.v_minus))
+    print(f"  coverage       {coverage:.4f} ({coverage / speed:.2%} of |v-|; the distance between two halves of the samples)")
     print("  post-impact normal velocity per contact [m/s]:")
     for name, low, high in zip(example.contact_names, normal.min(axis=0), normal.max(axis=0), strict=True):
         print(f"    {name:>3}  min {_rounded(low)}  max {_rounded(high)}")
@@ -281,10 +285,14 @@ def run_command(args: argparse.Namespace) -> None:
     if args.out:
         print(f"  rollouts saved in {args.out}/ (rerun the same command to resume)")
     if args.plot:
+        from .montecarlo.reference import first_impact
         from .viz.plotting import rollouts_figure
 
+        with warnings.catch_warnings(), one_blas_thread():  # the figure's outcome set: see _threads.py
+            warnings.simplefilter("ignore", SamplesDroppedWarning)
+            reference = first_impact(args.name, law=_law(args), params=_params(args.param), seed=args.seed, duration=args.duration)  # type: ignore[arg-type]
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
-        rollouts_figure(results, args.plot)
+        rollouts_figure(results, args.plot, reference=reference)
         print(f"  figure         {args.plot}")
 
 
@@ -391,7 +399,13 @@ def build_parser(rollouts: int = 64, workers: int | None = None, script: str | N
     outcome.add_argument("name", help=f"example name: {', '.join(planar.EXAMPLES)}")
     outcome.add_argument("--samples", type=_positive_int, default=None, help="samples (default: the journal's Tables 4-8)")
     outcome.add_argument("--seed", type=_non_negative_int, default=0, help="random seed (default 0)")
-    outcome.add_argument("--sampler", choices=("random", "sobol"), default="random", help="cap sampler (default random)")
+    outcome.add_argument(
+        "--sampler",
+        choices=SAMPLERS,
+        default="mixed",
+        help="cap sampler: mixed (default: sequential orderings, log-uniform relative rates and uniform caps, reaching the set's ends), "
+        "random or sobol (the journal's uniform caps), rates",
+    )
     outcome.add_argument("--out", help="save the outcome set to this .npz file")
     outcome.add_argument("--plot", help="draw the outcome-set figure to this file (.png, .pdf, .svg, ...)")
     outcome.add_argument(

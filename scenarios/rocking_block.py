@@ -24,6 +24,8 @@ from bullet_setimpact.montecarlo.labels import bottom_corner_label
 from bullet_setimpact.montecarlo.scenario import Scenario, planar_scenario, require
 
 NAME = "rocking_block"
+#: What one rollout is, in the Monte Carlo figure's title.
+ROLLOUT_NOUN = "landings"
 #: Link of the block in the planar URDF (after the x and z sliders).
 BLOCK_LINK = 2
 
@@ -42,6 +44,21 @@ def build(client: int, **params: Any) -> Scenario:
     return planar_scenario(
         NAME, client, world, ["block"], params["duration"], __doc__, lambda contact: bottom_corner_label(client, block, BLOCK_LINK, contact)
     )
+
+
+def sketch(ax: Any) -> None:
+    """The block on the ground with its bottom corners A (left) and B (right), for the figure."""
+    from matplotlib.patches import Rectangle
+
+    ax.add_patch(Rectangle((-0.5, 0.0), 1.0, 2.0, facecolor="0.9", edgecolor="k", lw=1.2))
+    ax.plot([-1.0, 1.0], [0.0, 0.0], color="0.3", lw=2.0)
+    for x, label, align in ((-0.5, "A", "right"), (0.5, "B", "left")):
+        ax.plot([x], [0.0], "o", color="k", ms=4)
+        ax.annotate(label, (x, 0.0), xytext=(-6 if align == "right" else 6, 4), textcoords="offset points", ha=align, fontweight="bold")
+    ax.annotate("", (0.0, 2.1), xytext=(0.0, 2.6), arrowprops={"arrowstyle": "->", "lw": 1.2})
+    ax.text(0.1, 2.35, "falls flat", fontsize=7, va="center")
+    ax.set(xlim=(-1.0, 1.0), ylim=(-0.25, 2.75), aspect="equal")
+    ax.axis("off")
 
 
 if __name__ == "__main__":

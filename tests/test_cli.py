@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import matplotlib.image
@@ -14,12 +15,14 @@ from bullet_setimpact.viz.plotting import OutcomeFigureData, outcome_set_figure,
 
 
 def test_outcome_set_command_saves_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The saved velocities reproduce the printed normal-velocity range, and the figure is a
-    non-empty PNG of 3 panels x 4.2 in at 100 dpi."""
+    """The saved velocities reproduce the printed normal-velocity range, the coverage estimate is
+    printed with its share of ``|v-|``, and the figure is a non-empty PNG of 3 panels x 4.2 in
+    at 100 dpi."""
     out, plot = tmp_path / "cg.npz", tmp_path / "cg.png"
     assert main(["outcome-set", "compass_gait", "--samples", "2048", "--seed", "1", "--out", str(out), "--plot", str(plot)]) == 0
     text = capsys.readouterr().out
-    assert "samples kept" in text and "LCPs / sample" in text
+    assert "samples kept" in text and "LCPs / sample" in text and "sampler=mixed" in text
+    assert re.search(r"coverage +\d\.\d{4} \(\d+\.\d\d% of \|v-\|; the distance between two halves", text), text
     with np.load(out) as data:
         velocities = data["velocities"]
         normal = planar.compass_gait().problem.normal_velocities(velocities)

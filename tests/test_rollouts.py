@@ -315,22 +315,26 @@ def test_cli_rejects_zero_workers(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_figures_are_written_and_show_the_data(tmp_path: Path) -> None:
-    """The Monte Carlo figure is a non-empty PNG of the expected size whose scatter points are
-    exactly the first impacts' post-impact normal velocities."""
+    """The Monte Carlo figure is a non-empty PNG of the expected size (13.5 x 5.6 in at 100 dpi)
+    whose outcome-class scatters hold exactly the first impacts' post-impact normal velocities,
+    one class each, the counts in the legend; titled in words."""
     import matplotlib.image
 
     results = monte_carlo(SCENARIO, 8, seed=0, executor="serial", params=FAST)
     path = tmp_path / "mc.png"
     figure = rollouts_figure(results, str(path), dpi=100)
     image = matplotlib.image.imread(path)
-    assert image.shape[:2] == (460, 1500)
+    assert image.shape[:2] == (560, 1350)
     assert image.std() > 0.01
     labels_and_points = first_impact_normals(results)
     assert labels_and_points is not None
-    (_, _), expected = labels_and_points
-    drawn = figure.axes[1].collections[0].get_offsets()
-    np.testing.assert_array_equal(np.asarray(drawn), expected)
-    assert len(expected) == 8
+    (_, _), expected, classes = labels_and_points
+    drawn = np.concatenate([np.asarray(collection.get_offsets()) for collection in figure.axes[0].collections])
+    np.testing.assert_array_equal(drawn[np.lexsort(drawn.T)], expected[np.lexsort(expected.T)])
+    assert len(expected) == 8 and len(classes) == 8
+    legend = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    assert sum(int(re.search(r": (\d+) rollouts?$", text).group(1)) for text in legend) == 8  # type: ignore[union-attr]
+    assert figure._suptitle.get_text().startswith("Rocking block: 8 landings under the set-valued law")
 
 
 def test_cli_run_and_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -529,3 +533,27 @@ def test_spawn_pool_that_cannot_start_stops_at_once_naming_the_fix() -> None:
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("RuntimeError: the rollout pool could not start") and "__main__" in last and "workers=1" in last
     assert "restarting the pool" not in done.stderr
+
+
+def test_first_impact_reference_contrasts_the_set_with_plain_bullet() -> None:
+    """The rocking block's first impact, as the Monte Carlo figure shows it.  The block lands flat,
+    so both corners approach at the same speed; the journal's set (Fig. 9: rest, a pivot on
+    either corner, scaled-down pivots) has one corner at rest in every member, and holds the
+    Anitescu-Potra rest point and both sequential pivots.  Plain Bullet, run without the hook
+    on the same drop, gives one symmetric outcome (mirror symmetry) with no corner approaching."""
+    from bullet_setimpact.montecarlo.reference import first_impact
+
+    reference = first_impact(SCENARIO, params=FAST)
+    assert reference is not None and reference.labels == ("A", "B")
+    approach = reference.problem.normal_velocities(reference.v_minus)
+    assert approach[0] == pytest.approx(approach[1], rel=1e-9) and approach[0] < -0.3
+    members = reference.problem.normal_velocities(reference.outcome_set)
+    assert np.all(members.min(axis=1) <= 1e-8) and np.all(members >= -1e-8)
+    np.testing.assert_allclose(reference.problem.normal_velocities(reference.anitescu_potra), 0.0, atol=1e-9)
+    pivots = np.array([reference.problem.normal_velocities(v) for v in reference.sequential.values()])
+    assert sorted(reference.sequential) == ["A-B", "B-A"]
+    assert np.all(pivots.min(axis=1) <= 1e-8) and np.all(pivots.max(axis=1) > 0.05)
+    assert reference.bullet is not None
+    bullet = reference.problem.normal_velocities(reference.bullet)
+    assert bullet[0] == pytest.approx(bullet[1], abs=1e-6) and np.all(bullet >= -1e-6)
+    assert len(reference.bullet_energy) == len(reference.bullet_energy_time) > 0

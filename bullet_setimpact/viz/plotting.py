@@ -8,9 +8,13 @@ contact-frame velocities.
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -19,7 +23,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..core.problem import ImpactProblem
+from ..montecarlo.reference import FirstImpact
 from ..montecarlo.results import RolloutResults
+from ..montecarlo.scenario import load as load_scenario
 
 SEQUENTIAL_COLORS = ("tab:red", "gold", "tab:orange", "tab:brown")
 
@@ -111,70 +117,164 @@ def panel_points(data: OutcomeFigureData) -> list[np.ndarray]:
     ]
 
 
-def rollouts_figure(results: RolloutResults, path: str | None = None, dpi: int = 100) -> plt.Figure:
-    """Monte Carlo summary: outcome classes of the first impact (failed rollouts in red, by
-    exception), the first impacts' post-impact normal velocities of the two most frequent
-    contacts (the title says which of how many, the legend defines them), and rollout 0's
-    kinetic energy.  The title names the law with its parameters."""
-    figure, (classes, normal, energy) = plt.subplots(1, 3, figsize=(15, 4.6), constrained_layout=True)
-    counts = results.outcome_counts().most_common()
-    failed = Counter(failure.reason.split(":", 1)[0] for failure in results.failures).most_common()
-    bars = [(outcome, count, "0.35") for outcome, count in counts] + [(f"failed: {kind}", count, "tab:red") for kind, count in failed]
-    classes.barh(range(len(bars)), [count for _, count, _ in bars], color=[color for _, _, color in bars])
-    classes.set_yticks(range(len(bars)), [label for label, _, _ in bars], fontsize=7)
-    classes.invert_yaxis()
-    classes.set_xlabel("rollouts")
-    classes.set_title(f"outcome of the first impact ({len(results)} rollouts)", fontsize=10)
-    points = first_impact_normals(results)
-    legend = results.contact_legend()
+#: Colours of the first impacts' outcome classes, most frequent first.
+CLASS_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
+#: An outcome class whose first impacts all lie this close to their mean [m/s] is drawn as one point with its count.
+SAME_POINT = 1e-3
+#: Outcome classes in words.
+VERBS = {"stick": "sticks", "slide": "slides", "lift off": "lifts off"}
+
+
+def rollouts_figure(results: RolloutResults, path: str | None = None, dpi: int = 100, reference: FirstImpact | None = None) -> plt.Figure:
+    """Monte Carlo summary in two panels, titled in words ("Rocking block: 64 landings under
+    the set-valued law").
+
+    Left, the first impact in the normal velocities of its two most frequent contacts: the
+    rollouts' outcomes coloured by outcome class, with the count of each class in the legend
+    and the count written beside points where several coincide.  With ``reference``
+    (:func:`~bullet_setimpact.montecarlo.reference.first_impact`) also the whole outcome set
+    as a light cloud, plain Bullet's one outcome, the Anitescu-Potra and sequential outcomes,
+    and the scenario's sketch naming the contacts (its script's ``sketch(ax)``, if any).
+    Right, the kinetic energy zoomed on rollout 0's impacts: every rollout in light grey,
+    rollout 0 in black with its impact events, plain Bullet dashed.  Failed rollouts are
+    counted in the title."""
+    figure, (normal, energy) = plt.subplots(1, 2, figsize=(13.5, 5.6), width_ratios=(1.45, 1.0), constrained_layout=True)
+    labels = (reference.labels[0], reference.labels[1]) if reference is not None and len(reference.labels) >= 2 else None
+    points = first_impact_normals(results, labels)
     if points is not None:
-        (label_x, label_y), xy = points
-        normal.scatter(xy[:, 0], xy[:, 1], s=12, color="0.25", label="post-impact (one per rollout)")
-        for label in (label_x, label_y):
-            normal.plot([], [], " ", label=f"{label} = {legend.get(label, label)}")
-        normal.set_xlabel(f"normal velocity at {label_x} [m/s]")
-        normal.set_ylabel(f"normal velocity at {label_y} [m/s]")
-        normal.axhline(0.0, color="0.6", lw=0.5)
-        normal.axvline(0.0, color="0.6", lw=0.5)
-        normal.legend(fontsize=6, loc="best")
-        _widen_degenerate_axes(normal)
-        shown = f"{label_x} and {label_y}" + (f" (2 most frequent of {len(legend)} contacts)" if len(legend) > 2 else "")
-        normal.set_title(f"first impact: normal velocities at {shown}", fontsize=10)
+        _first_impact_panel(normal, results, points, reference)
     else:
         normal.set_title("first impact: fewer than two contacts, nothing to plot", fontsize=10)
-    normal.grid(alpha=0.3)
-    record = results.records[0]
-    energy.plot(record.energy_time, record.energy, color="k", lw=1.2, label="kinetic energy")
-    for index, event in enumerate(record.events):
-        energy.axvline(event.time, color="tab:red", lw=0.8, alpha=0.7, label="impact event" if index == 0 else None)
-    energy.set_xlabel("simulated time [s]")
-    energy.set_ylabel("kinetic energy [J]")
-    ending = "" if record.failure is None else f", failed at {record.simulated_time:.3f} s"
-    energy.set_title(f"rollout {record.index}: {len(record.events)} impact{'' if len(record.events) == 1 else 's'}{ending}", fontsize=10)
-    energy.legend(fontsize=8)
-    energy.grid(alpha=0.3)
+    _energy_panel(energy, results, reference)
     failures = f"; {len(results.failures)} of {len(results)} rollouts failed" if results.failures else ""
-    figure.suptitle(f"{results.config.get('scenario', '')}: Monte Carlo under {results.law_description}{failures}", fontsize=11)
+    figure.suptitle(f"{_headline(results)}{failures}", fontsize=13)
     if path is not None:
         figure.savefig(path, dpi=dpi)
     return figure
 
 
-def first_impact_normals(results: RolloutResults) -> tuple[tuple[str, str], np.ndarray] | None:
-    """The two most frequent contact labels and, per finished rollout whose first impact has
-    both, their post-impact normal velocities, shape ``(k, 2)``; None if fewer than two labels."""
-    frequency: dict[str, int] = {}
-    for record in results.finished:
-        for label in record.events[0].labels if record.events else ():
-            frequency[label] = frequency.get(label, 0) + 1
-    if len(frequency) < 2:
-        return None
-    first, second = sorted(frequency, key=lambda label: (-frequency[label], label))[:2]
-    rows = []
+def _headline(results: RolloutResults) -> str:
+    """ "Rocking block: 64 landings under the set-valued law": the scenario's name in words, the
+    rollouts named by its script's ``ROLLOUT_NOUN`` (default "rollouts"), the law in words."""
+    name = str(results.config.get("scenario", ""))
+    noun = "rollouts"
+    with contextlib.suppress(ValueError):  # a scenario that is no longer where the run found it
+        noun = getattr(load_scenario(name), "ROLLOUT_NOUN", noun)
+    law = "the set-valued law" if results.law_description.startswith("RouthImpact") else results.law_description
+    return f"{Path(name).stem.replace('_', ' ').capitalize()}: {len(results)} {noun} under {law}"
+
+
+def _first_impact_panel(
+    ax: plt.Axes, results: RolloutResults, points: tuple[tuple[str, str], np.ndarray, list[str]], reference: FirstImpact | None
+) -> None:
+    (label_x, label_y), xy, classes = points
+    if reference is not None:
+        index = [reference.labels.index(label_x), reference.labels.index(label_y)]
+
+        def project(v: np.ndarray) -> np.ndarray:
+            return np.atleast_2d(reference.problem.normal_velocities(np.atleast_2d(v)))[:, index]
+
+        cloud = project(reference.outcome_set)
+        ax.scatter(
+            cloud[:, 0], cloud[:, 1], s=5, color="0.82", lw=0, zorder=1, label=f"every outcome the law allows ({len(cloud)} samples)"
+        )
+    counts = Counter(classes)
+    for color, (kind, count) in zip(CLASS_COLORS * 4, counts.most_common(), strict=False):
+        mine = xy[[c == kind for c in classes]]
+        words = ", ".join(f"{contact} {VERBS[mode]}" for contact, mode in re.findall(r"(\S+):(stick|slide|lift off)", kind))
+        label = f"{words or kind}: {count} rollout{'s' * (count != 1)}"
+        ax.scatter(mine[:, 0], mine[:, 1], s=36, color=color, edgecolor="k", lw=0.5, zorder=4, label=label)
+        if count > 1 and np.abs(mine - mine.mean(axis=0)).max() <= SAME_POINT:  # they hide one another: say how many
+            ax.annotate(f"{count} here", tuple(mine.mean(axis=0)), xytext=(8, 6), textcoords="offset points", fontsize=9, fontweight="bold")
+    if reference is not None:
+        simultaneous = project(reference.anitescu_potra)
+        style: dict[str, Any] = {"s": 90, "facecolor": "none", "zorder": 5}
+        ax.scatter(
+            simultaneous[:, 0], simultaneous[:, 1], marker="s", edgecolor="tab:blue", lw=1.8, label="Anitescu-Potra: all at once", **style
+        )
+        for marker, (order, velocity) in zip(("^", "v", "<", ">") * 8, reference.sequential.items(), strict=False):
+            (x, y), words = project(velocity)[0], " then ".join(order.split("-"))
+            ax.scatter([x], [y], marker=marker, edgecolor="tab:red", lw=1.5, label=f"sequential: {words}", **style)
+        if reference.bullet is not None:
+            bx, by = project(reference.bullet)[0]
+            bullet = f"plain Bullet, no hook: its one outcome ({bx:.3f}, {by:.3f})"
+            ax.scatter([bx], [by], s=260, marker="*", color="crimson", edgecolor="k", zorder=7, label=bullet)
+            ax.annotate("plain Bullet", (bx, by), xytext=(10, -4), textcoords="offset points", color="crimson", fontsize=9)
+        _sketch(ax, results)
+        approach = -reference.problem.normal_velocities(reference.v_minus)[index]
+        speeds = " and ".join(f"{label} at {speed:.3f} m/s" for label, speed in zip((label_x, label_y), approach, strict=True))
+        ax.set_title(f"the first impact: {speeds} strike the ground at {reference.time:.3f} s", fontsize=10)
+    else:
+        ax.set_title(f"the first impact of each rollout at {label_x} and {label_y}", fontsize=10)
+    ax.set_xlabel(f"{label_x}'s velocity away from the ground after the impact [m/s]")
+    ax.set_ylabel(f"{label_y}'s velocity away from the ground after the impact [m/s]")
+    ax.axhline(0.0, color="0.6", lw=0.5, zorder=0)
+    ax.axvline(0.0, color="0.6", lw=0.5, zorder=0)
+    ax.grid(alpha=0.3)
+    _widen_degenerate_axes(ax)
+    ax.legend(fontsize=7.5, loc="upper right", framealpha=0.92)
+
+
+def _sketch(ax: plt.Axes, results: RolloutResults) -> None:
+    """The scenario script's ``sketch(ax)`` in an inset at the upper middle of ``ax``, if it has one."""
+    try:
+        draw = getattr(load_scenario(str(results.config.get("scenario", ""))), "sketch", None)
+    except ValueError:
+        return
+    if draw is not None:
+        inset = ax.inset_axes((0.33, 0.6, 0.26, 0.38))
+        draw(inset)
+
+
+def _energy_panel(ax: plt.Axes, results: RolloutResults, reference: FirstImpact | None) -> None:
+    record = results.records[0]
+    for other in results.records[1:]:
+        ax.plot(other.energy_time, other.energy, color="0.75", lw=0.7, zorder=1)
+    ax.plot([], [], color="0.75", lw=0.7, label=f"the other {len(results.records) - 1} rollouts")
+    ax.plot(record.energy_time, record.energy, color="k", lw=1.5, zorder=3, label=f"rollout {record.index}")
+    for index, event in enumerate(record.events):
+        ax.axvline(
+            event.time, color="tab:red", lw=0.8, alpha=0.7, zorder=2, label=f"rollout {record.index}'s impacts" if index == 0 else None
+        )
+    if reference is not None and len(reference.bullet_energy):
+        ax.plot(
+            reference.bullet_energy_time, reference.bullet_energy, "--", color="crimson", lw=1.4, zorder=4, label="plain Bullet, no hook"
+        )
+    times = [event.time for event in record.events]
+    if times:
+        low = times[0] - 0.5 * max(times[-1] - times[0], 0.05)
+        high = times[-1] + max(times[-1] - times[0], 0.05)
+        ax.set_xlim(max(low, 0.0), min(high, float(record.energy_time[-1])))
+    ending = "" if record.failure is None else f", failed at {record.simulated_time:.3f} s"
+    ax.set_title(f"kinetic energy around the impacts ({len(record.events)} in rollout {record.index}{ending})", fontsize=10)
+    ax.set_xlabel("simulated time [s]")
+    ax.set_ylabel("kinetic energy [J]")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+
+
+def first_impact_normals(
+    results: RolloutResults, labels: tuple[str, str] | None = None
+) -> tuple[tuple[str, str], np.ndarray, list[str]] | None:
+    """Two contact labels (``labels``, else the two most frequent in first impacts) and, per
+    finished rollout whose first impact has both, their post-impact normal velocities, shape
+    ``(k, 2)``, and the impact's outcome class; None if there are fewer than two labels."""
+    if labels is None:
+        frequency: dict[str, int] = {}
+        for record in results.finished:
+            for label in record.events[0].labels if record.events else ():
+                frequency[label] = frequency.get(label, 0) + 1
+        if len(frequency) < 2:
+            return None
+        first, second = sorted(frequency, key=lambda label: (-frequency[label], label))[:2]
+    else:
+        first, second = labels
+    rows, classes = [], []
     for record in results.finished:
         if record.events:
             event = record.events[0]
             velocity = {label: value for label, value in zip(event.labels, event.normal_after, strict=True)}
             if first in velocity and second in velocity:
                 rows.append((velocity[first], velocity[second]))
-    return (first, second), np.array(rows).reshape(-1, 2)
+                classes.append(event.outcome)
+    return (first, second), np.array(rows).reshape(-1, 2), classes
