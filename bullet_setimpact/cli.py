@@ -110,11 +110,8 @@ def _plot_outcome_set(path: Path, example: planar.Example, problem: ImpactProble
         "-".join(example.contact_names[i] for i in order): SequentialImpact(list(order)).resolve(example.problem, example.v_minus).v_plus
         for order in example.sequential_orders
     }
-    described = (
-        f"post-impact set with restitution e = {problem.restitution.max():g} "
-        f"(Routh, h = {law.step}, N = {law.max_steps}; comparisons inelastic)"
-        if problem.elastic
-        else f"post-impact set of {law!r}"
+    described = f"{len(velocities)} outcomes under the set-valued law (h = {law.step} N s, N = {law.max_steps})" + (
+        f", restitution e = {problem.restitution.max():g} (the comparisons inelastic)" if problem.elastic else ""
     )
     data = OutcomeFigureData(
         problem=problem,
@@ -124,7 +121,7 @@ def _plot_outcome_set(path: Path, example: planar.Example, problem: ImpactProble
         anitescu_potra=AnitescuPotraImpact().all_outcomes(example.problem, example.v_minus),
         sequential=sequential,
         paths=paths,
-        title=f"{example.name}: {described}, seed {seed}",
+        title=f"{example.name.replace('_', ' ').capitalize()}: {described}, seed {seed}",
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     outcome_set_figure(data, str(path))

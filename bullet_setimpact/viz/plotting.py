@@ -1,9 +1,9 @@
 """Figures in the style of the journal's outcome-set plots (Figs. 9-14), headless (Agg).
 
-Conventions of the journal: sampled post-impact velocities of the set-valued model in dark
-gray, the velocities they pass through during the impact in light gray, the Anitescu-Potra
-outcomes in blue and the two sequential orderings in red and yellow, all projected onto
-contact-frame velocities.
+The journal's conventions, in the language of the Monte Carlo figure: the set-valued law's
+sampled post-impact velocities as a grey cloud, the velocities single impacts pass through in
+lighter grey, the Anitescu-Potra outcomes in blue and the sequential orderings as triangles,
+all projected onto contact-frame velocities, with titles and legends in words.
 """
 
 from __future__ import annotations
@@ -73,13 +73,15 @@ def outcome_set_figure(data: OutcomeFigureData, path: str | None = None, dpi: in
             return _component(data.problem, v, x_axis), _component(data.problem, v, y_axis)
 
         for index, trajectory in enumerate(data.paths):
-            ax.plot(*xy(trajectory), color="0.82", lw=0.6, zorder=1, label="during impact (Routh)" if index == 0 else None)
-        ax.scatter(*xy(data.samples), s=3, color="0.25", lw=0, zorder=2, label=f"post-impact set ({len(data.samples)} samples)")
-        ax.scatter(*xy(data.v_minus), s=50, marker="o", facecolor="white", edgecolor="k", zorder=4, label="pre-impact")
+            label = f"during the impact ({len(data.paths)} resolves)" if index == 0 else None
+            ax.plot(*xy(trajectory), color="0.88", lw=0.6, zorder=1, label=label)
+        ax.scatter(*xy(data.samples), s=4, color="0.6", lw=0, zorder=2, label=f"what the law allows ({len(data.samples)} samples)")
+        ax.scatter(*xy(data.v_minus), s=50, marker="o", facecolor="white", edgecolor="k", zorder=4, label="before the impact")
         if data.anitescu_potra is not None and len(data.anitescu_potra):
-            ax.scatter(*xy(data.anitescu_potra), s=70, marker="s", color="tab:blue", zorder=5, label="Anitescu-Potra")
+            ax.scatter(*xy(data.anitescu_potra), s=70, marker="s", color="tab:blue", zorder=5, label="Anitescu-Potra (all at once)")
         for color, (name, velocity) in zip(SEQUENTIAL_COLORS, data.sequential.items(), strict=False):
-            ax.scatter(*xy(velocity), s=80, marker="^", color=color, edgecolor="k", zorder=6, label=f"sequential, order {name}")
+            words = " then ".join(name.split("-"))
+            ax.scatter(*xy(velocity), s=80, marker="^", color=color, edgecolor="k", zorder=6, label=f"sequential: {words}")
         names = {"n": "normal", "t": "tangential"}
         ax.set_xlabel(f"{names[x_axis[1]]} velocity at {data.contact_names[x_axis[0]]} [m/s]")
         ax.set_ylabel(f"{names[y_axis[1]]} velocity at {data.contact_names[y_axis[0]]} [m/s]")
