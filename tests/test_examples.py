@@ -216,7 +216,7 @@ def test_same_seed_is_bit_identical_and_seeds_differ(examples) -> None:
     np.testing.assert_array_equal(first.path, again.path)
     others = [law.resolve(ex.problem, ex.v_minus, rng=seed).v_plus for seed in range(4, 12)]
     assert any(not np.array_equal(first.v_plus, other) for other in others)
-    for sampler in ("random", "sobol"):
+    for sampler in ("mixed", "random", "sobol", "rates"):
         a = law.outcome_set(ex.problem, ex.v_minus, 4096, rng=5, sampler=sampler)
         b = law.outcome_set(ex.problem, ex.v_minus, 4096, rng=5, sampler=sampler)
         c = law.outcome_set(ex.problem, ex.v_minus, 4096, rng=6, sampler=sampler)

@@ -178,7 +178,7 @@ def _first_impact_panel(
 
         cloud = project(reference.outcome_set)
         ax.scatter(
-            cloud[:, 0], cloud[:, 1], s=5, color="0.82", lw=0, zorder=1, label=f"every outcome the law allows ({len(cloud)} samples)"
+            cloud[:, 0], cloud[:, 1], s=8, color="0.75", lw=0, zorder=1, label=f"every outcome the law allows ({len(cloud)} samples)"
         )
     counts = Counter(classes)
     for color, (kind, count) in zip(CLASS_COLORS * 4, counts.most_common(), strict=False):
