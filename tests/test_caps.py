@@ -27,20 +27,22 @@ def test_rate_factors_follow_the_fastest_pressing_contact() -> None:
     assert rate_factors(log_rates, pressing)[3, 1] == 0.0
 
 
-def test_orderings_are_every_order_while_they_fit_else_each_contact_first() -> None:
-    """Ranks as log-rates: 2 contacts give the orders (A, B) and (B, A); 5 contacts in 64 samples
-    (``2 * 5! = 240`` rows would not fit in a quarter) give the 5 rotations, each contact first once."""
-    np.testing.assert_array_equal(ordering_log_rates(2, 64), -ORDER_DECADES * np.array([[0.0, 1.0], [1.0, 0.0]]))
-    rotations = ordering_log_rates(5, 64)
-    assert rotations.shape == (5, 5)
-    np.testing.assert_array_equal(np.argmax(rotations, axis=1), range(5))
-    assert ordering_log_rates(5, 8 * 120).shape == (120, 5)
+def test_orderings_put_each_contact_first_once() -> None:
+    """Ranks as log-rates: 2 contacts give the orders (A, B) and (B, A); 5 contacts give the 5
+    cyclic orders, each contact first once and every contact at every rank once."""
+    np.testing.assert_array_equal(ordering_log_rates(2), -ORDER_DECADES * np.array([[0.0, 1.0], [1.0, 0.0]]))
+    ranks = ordering_log_rates(5) / -ORDER_DECADES
+    np.testing.assert_array_equal(np.argmin(ranks, axis=1), range(5))
+    for square in (ranks, ranks.T):  # every row and every column a permutation of the ranks 0..4
+        np.testing.assert_array_equal(np.sort(square, axis=1), np.tile(np.arange(5.0), (5, 1)))
 
 
 def test_the_mixed_sampler_splits_every_kind_into_equal_halves() -> None:
     """``"mixed"`` over 1000 trajectories of 2 contacts: the 2 orderings twice (once per half),
     then ``round(998 / 16) = 62`` rate-sampled rows, then 936 uniform; each kind alternates
-    between the halves, so each half holds 500 rows; caps lie in ``[0, 1]`` (units of ``h``)."""
+    between the halves, so each half holds 500 rows; caps lie in ``[0, 1]`` (units of ``h``).
+    Chunks of 2^15 and 2^16 get 1024 rated rows each (a sixteenth, at most 1024), the
+    orderings only in the first."""
     (batch,) = CapSampler("mixed", np.random.default_rng(0), 2, 10, 1000).chunks([1000])
     assert batch.caps.shape == (1000, 10, 2) and batch.log_rates is not None
     assert batch.log_rates.shape == (4 + 62, 2)
@@ -48,6 +50,9 @@ def test_the_mixed_sampler_splits_every_kind_into_equal_halves() -> None:
     assert ((batch.caps >= 0.0) & (batch.caps <= 1.0)).all()
     assert (batch.log_rates[4:] <= 0.0).all() and (batch.log_rates[4:] >= -6.0).all()
     assert np.bincount(batch.half).tolist() == [500, 500]
+    first, second = CapSampler("mixed", np.random.default_rng(0), 2, 10, 3 * 2**15).chunks([2**15, 2**16])
+    assert first.log_rates is not None and second.log_rates is not None
+    assert (len(first.log_rates), len(second.log_rates)) == (4 + 1024, 1024)  # 1/16 of each chunk, at most 1024
 
 
 def test_an_unknown_sampler_is_refused_by_name() -> None:

@@ -28,9 +28,9 @@ of one stiffness over the others going to infinity.  Log-rates ``-ORDER_DECADES 
 give it exactly (``10^-400`` underflows to 0).
 
 **Mixed** (``"mixed"``, the default of :meth:`~bullet_setimpact.laws.routh.RouthImpact.outcome_set`).
-Every ordering (all ``m!`` while ``2 m!`` fits in a quarter of the samples, else each contact
-first with the others in index order), then :data:`RATE_SHARE` of the rest rate-sampled and
-the remainder uniform.
+The ``m`` orderings with each contact first (the others after it in cyclic index order; all
+orderings for two contacts), then in each chunk :data:`RATE_SHARE` of the rest
+rate-sampled (at most :data:`RATED_PER_CHUNK`) and the remainder uniform.
 
 **Coverage.**  Each sample is labelled with one of two halves; both halves hold the same
 mix (uniform and rate-sampled rows alternate, every ordering appears once in each half).
@@ -50,12 +50,13 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import qmc
 
-from .base import contact_orders
-
 #: Decades of relative impulse rate the ``"rates"`` sampler spans.
 RATE_DECADES = 6.0
-#: Share of the ``"mixed"`` sampler's trajectories (beyond the orderings) that are rate-sampled.
-RATE_SHARE = 0.0625
+#: Share of each chunk of the ``"mixed"`` sampler's trajectories (beyond the orderings) that
+#: is rate-sampled, and the most rate-sampled trajectories in one chunk.  Rated trajectories
+#: reach bases the uniform ones seldom use, so each costs a cache miss more often; the bound
+#: keeps their number growing with the chunks, not with the samples.
+RATE_SHARE, RATED_PER_CHUNK = 0.0625, 1024
 #: Decades between consecutive contacts of an ordering (``10^-ORDER_DECADES`` is 0 in float64).
 ORDER_DECADES = 400.0
 #: The samplers :meth:`~bullet_setimpact.laws.routh.RouthImpact.outcome_set` accepts.
@@ -94,12 +95,11 @@ def rate_factors(log_rates: np.ndarray, pressing: np.ndarray) -> np.ndarray:
     return np.asarray(10.0**relative)
 
 
-def ordering_log_rates(contacts: int, samples: int) -> np.ndarray:
-    """Log-rates of the orderings the ``"mixed"`` sampler includes, one row each, shape ``(k, m)``:
-    every order of the contacts if twice their number fits in a quarter of ``samples``, else
-    the ``m`` rotations of index order (each contact first)."""
-    orders = contact_orders(contacts, samples // 8) or [[(first + k) % contacts for k in range(contacts)] for first in range(contacts)]
-    ranks = np.argsort(np.array(orders), axis=1)  # ranks[o, i]: contact i's place in order o
+def ordering_log_rates(contacts: int) -> np.ndarray:
+    """Log-rates of the orderings the ``"mixed"`` sampler includes, one row each, shape ``(m, m)``:
+    each contact first, the others after it in cyclic index order (contact ``i``'s rank in
+    row ``j`` is ``(i - j) mod m``)."""
+    ranks = (np.arange(contacts)[None, :] - np.arange(contacts)[:, None]) % contacts
     return -ORDER_DECADES * ranks.astype(float)
 
 
@@ -122,7 +122,7 @@ class CapSampler:
             raise ValueError(f"sampler must be one of {', '.join(repr(name) for name in SAMPLERS)}, got {sampler!r}")
         self.sampler, self.generator, self.contacts, self.horizon = sampler, generator, contacts, horizon
         self._sobol = qmc.Sobol(d=contacts * horizon, scramble=True, seed=generator) if sampler == "sobol" else None
-        orderings = ordering_log_rates(contacts, samples) if sampler == "mixed" else np.zeros((0, contacts))
+        orderings = ordering_log_rates(contacts) if sampler == "mixed" else np.zeros((0, contacts))
         self._orderings = np.repeat(orderings, 2, axis=0)[:samples]  # each ordering once in each half
 
     def chunks(self, sizes: list[int]) -> Iterator[CapBatch]:
@@ -153,7 +153,7 @@ class CapSampler:
         caps = unit.reshape(count, self.horizon, self.contacts)
         if self.sampler not in ("rates", "mixed"):
             return caps, None
-        rated = count if self.sampler == "rates" else round(RATE_SHARE * count)
+        rated = count if self.sampler == "rates" else min(round(RATE_SHARE * count), RATED_PER_CHUNK)
         return caps, -RATE_DECADES * self.generator.random((rated, self.contacts))
 
 

@@ -463,9 +463,10 @@ class RouthImpact(ImpactLaw):
             How each trajectory's caps are drawn (:mod:`.caps`; every rule samples the same
             set, they differ in which parts they reach):
 
-            - ``"mixed"`` (default): every sequential ordering (each contact alone until it
-              is done, in turn) as explicit members, a sixteenth of the rest with
-              log-uniform relative rates, the others uniform.  Reaches the set's ends;
+            - ``"mixed"`` (default): the sequential orderings with each contact first (each
+              contact alone until it is done, in turn) as explicit members, a sixteenth of the rest (at most
+              1024 a chunk) with log-uniform relative rates, the others uniform.  Reaches
+              the set's ends;
             - ``"random"``: the journal's i.i.d. caps ``h U[0, 1]^m`` per step;
             - ``"sobol"``: a scrambled Sobol sequence over the ``m N`` caps of a trajectory
               (as the authors' code did; use a power of two for ``samples``);
