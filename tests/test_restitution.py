@@ -127,7 +127,7 @@ def test_one_contact_always_finishes_at_minus_e(e: float, step: float, max_steps
     assert result.v_plus[0] == pytest.approx(e * speed, rel=1e-9, abs=1e-12)
 
 
-def test_the_issues_slow_elastic_impact_finishes() -> None:
+def test_a_slow_elastic_impact_is_continued_to_its_end() -> None:
     """``RouthImpact(0.05, 200)`` on one frictionless unit-mass contact, ``e = 1``, ``v- = -1.2``:
     compression and restitution each need ``1.2`` N s, about 48 steps of mean cap 0.025 each
     way, so the 200 steps may or may not do; with a mass of 3 (3.6 N s each way, about 288 steps

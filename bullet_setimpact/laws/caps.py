@@ -35,9 +35,10 @@ rate-sampled (at most :data:`RATED_PER_CHUNK`) and the remainder uniform.
 **Coverage.**  Each sample is labelled with one of two halves; both halves hold the same
 mix (uniform and rate-sampled rows alternate, every ordering appears once in each half).
 The Hausdorff distance between the halves' outcomes (:func:`halves_distance`) estimates how
-far the set's points lie from the nearest sample: a point a half misses by ``d`` is a point
-the whole sample misses by about as much.  It is an estimate, not a bound: parts of the set
-neither half reaches do not show.
+far the set's points lie from the nearest sample: every sample is a point of the set, so a
+half that misses a sample of the other half by ``d`` misses a point of the set by ``d``; the
+whole sample, twice as dense, misses it by somewhat less.  It is an estimate, not a bound:
+parts of the set neither half reaches do not show.
 """
 
 from __future__ import annotations

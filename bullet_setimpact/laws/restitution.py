@@ -141,11 +141,10 @@ def integrate_elastic(
     e_squared = problem.restitution**2
     restituting = problem.restitution > 0.0
     count = len(velocity) if start is None else len(start.velocity)
-    if start is None:
-        start = ElasticRun(
-            velocity, np.zeros(count, dtype=int), np.zeros((count, nbar)), np.zeros((count, m)), [], np.zeros((count, m)),
-            ENERGY_TOL * (np.asarray(problem.kinetic_energy(velocity)) + np.finfo(float).tiny),
-        )  # fmt: skip
+    if start is None:  # nothing accrued, stored or returned yet (copied below)
+        zeros, energy = np.zeros((count, m)), np.asarray(problem.kinetic_energy(velocity))
+        negligible = ENERGY_TOL * (energy + np.finfo(float).tiny)
+        start = ElasticRun(velocity, np.zeros(count, dtype=int), np.zeros((count, nbar)), zeros, [], zeros, negligible)
     velocity, steps, impulse = start.velocity.copy(), start.steps.copy(), start.impulse.copy()
     stored, returnable, negligible = start.energy_left.copy(), start.returnable.copy(), start.negligible
     path = [velocity.copy()] if record_path else []
