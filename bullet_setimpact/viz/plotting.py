@@ -146,7 +146,7 @@ def rollouts_figure(results: RolloutResults, path: str | None = None, dpi: int =
     if points is not None:
         _first_impact_panel(normal, results, points, reference)
     else:
-        normal.set_title("first impact: fewer than two contacts, nothing to plot", fontsize=10)
+        _single_contact_panel(normal, results, reference)
     _energy_panel(energy, results, reference)
     failures = f"; {len(results.failures)} of {len(results)} rollouts failed" if results.failures else ""
     figure.suptitle(f"{_headline(results)}{failures}", fontsize=13)
@@ -215,6 +215,26 @@ def _first_impact_panel(
     ax.grid(alpha=0.3)
     _widen_degenerate_axes(ax)
     ax.legend(fontsize=7.5, loc="upper right", framealpha=0.92)
+
+
+def _single_contact_panel(ax: plt.Axes, results: RolloutResults, reference: FirstImpact | None) -> None:
+    """First impacts at one contact: each rollout's post-impact normal velocity of its first
+    contact against the rollout's index, and plain Bullet's as a vertical line."""
+    rows = [(record.index, record.events[0].labels[0], record.events[0].normal_after[0]) for record in results.finished if record.events]
+    if not rows:
+        ax.set_title("no rollout had an impact", fontsize=10)
+        return
+    label = rows[0][1]
+    index, velocity = np.array([(i, v) for i, lab, v in rows if lab == label]).T
+    ax.scatter(velocity, index, s=30, color=CLASS_COLORS[0], edgecolor="k", lw=0.5, zorder=3, label=f"{len(index)} rollouts")
+    if reference is not None and reference.bullet is not None and label in reference.labels:
+        bullet = float(reference.problem.normal_velocities(reference.bullet)[reference.labels.index(label)])
+        ax.axvline(bullet, color="crimson", ls="--", lw=1.4, label=f"plain Bullet, no hook: {bullet:.3f}")
+    ax.set_xlabel(f"{label}'s velocity away from the ground after the first impact [m/s]")
+    ax.set_ylabel("rollout")
+    ax.set_title(f"the first impact at {label}, one contact", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
 
 
 def _sketch(ax: plt.Axes, results: RolloutResults) -> None:
