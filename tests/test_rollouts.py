@@ -557,3 +557,14 @@ def test_first_impact_reference_contrasts_the_set_with_plain_bullet() -> None:
     bullet = reference.problem.normal_velocities(reference.bullet)
     assert bullet[0] == pytest.approx(bullet[1], abs=1e-6) and np.all(bullet >= -1e-6)
     assert len(reference.bullet_energy) == len(reference.bullet_energy_time) > 0
+
+
+def test_one_contact_first_impacts_are_drawn_against_the_rollouts() -> None:
+    """A ball's first impact has one contact: the figure's left panel puts each rollout's
+    post-impact normal velocity at its index (the recorded values, exactly)."""
+    results = monte_carlo("bouncing_ball", 2, seed=0, executor="serial", params={"duration": 0.4})
+    figure = rollouts_figure(results)
+    drawn = np.asarray(figure.axes[0].collections[0].get_offsets())
+    expected = [(record.events[0].normal_after[0], record.index) for record in results.finished]
+    np.testing.assert_array_equal(drawn, expected)
+    assert figure.axes[0].get_xlabel().startswith(f"{results.finished[0].events[0].labels[0]}'s velocity")
