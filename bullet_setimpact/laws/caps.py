@@ -90,10 +90,8 @@ def rate_factors(log_rates: np.ndarray, pressing: np.ndarray) -> np.ndarray:
     (module docstring), shape ``(S, m)``; 1 everywhere for a sample with no pressing contact.
 
     ``log_rates`` and ``pressing`` have shape ``(S, m)``."""
-    lead = np.where(pressing, log_rates, -np.inf).max(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        relative = np.minimum(log_rates - lead, 0.0)
-    return np.asarray(10.0**relative)
+    lead = np.where(pressing, log_rates, -np.inf).max(axis=1, keepdims=True)  # -inf: none pressing, factors 1
+    return np.asarray(10.0 ** np.minimum(log_rates - lead, 0.0))
 
 
 def ordering_log_rates(contacts: int) -> np.ndarray:

@@ -11,8 +11,9 @@ laws' points, and plain Bullet's single outcome (what the Monte Carlo figure con
    Its outcome is the velocity after the first step that ends the approach, the step after
    which no contact of the event approaches faster than :data:`APPROACH_LEFT` of the largest
    approach speed seen (Bullet resolves a contact in the step that finds it).  Velocities
-   are read in the event's coordinates and projected with the event's Jacobians, which the
-   plain run's configuration matches to the drop's last millimetre.
+   are read in the event's coordinates and projected with the event's Jacobians: the plain
+   run meets the ground a step later than the hooked one localizes the impact, so its
+   configuration differs by that step's motion (about a millimetre for the dropped block).
 """
 
 from __future__ import annotations
