@@ -464,9 +464,9 @@ class RouthImpact(ImpactLaw):
             set, they differ in which parts they reach):
 
             - ``"mixed"`` (default): the sequential orderings with each contact first (each
-              contact alone until it is done, in turn) as explicit members, a sixteenth of the rest (at most
-              1024 a chunk) with log-uniform relative rates, the others uniform.  Reaches
-              the set's ends;
+              contact alone until it is done, in turn) as explicit members, a sixteenth
+              of the rest (at most 1024 a chunk) with log-uniform relative rates, the
+              others uniform.  Reaches the set's ends;
             - ``"random"``: the journal's i.i.d. caps ``h U[0, 1]^m`` per step;
             - ``"sobol"``: a scrambled Sobol sequence over the ``m N`` caps of a trajectory
               (as the authors' code did; use a power of two for ``samples``);
