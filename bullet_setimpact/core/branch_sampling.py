@@ -41,8 +41,8 @@ SCREEN_ROWS = 3
 #: Samples on which a basis's screening rows are chosen.
 SCREEN_PROBES = 128
 #: Fewest samples the most-hit bases, or a block of the rest of the cache, are screened on (below,
-#: testing in full is cheaper).  Screening the most-hit bases, of which a sample passes about two
-#: of 16, took 13-30 % off the outcome sets of the rocking block, compass gait, box-wall and RAMone.
+#: testing in full is cheaper).  Screening pays on the most-hit bases too, since a sample passes
+#: only about two of 16 (docs/performance.md).
 SCREEN_MIN_SAMPLES = 1024
 
 
@@ -168,8 +168,8 @@ class LemkeSolver:
     The sparsified solve is a probe the sample can do without: it runs randomized Lemke alone
     (``complete=False``), and if that fails the probe is dropped (``stats.dropped_probes``)
     instead of running the deterministic stages of ``solve_lcp``, which answer only the LCPs
-    whose solution is required.  (On the jenga stack's 84-contact events the probes were never
-    kept, took a third of the law's time, and one fell through to a restart stage of 15 s.)
+    whose solution is required: on a contact-rich LCP those stages can take seconds, for an
+    answer the sample does not need.
     """
 
     W: np.ndarray
@@ -388,10 +388,9 @@ class BatchedLCPSolver:
 
     Every basis serves every call, but hits are counted per ``group`` (a call's argument):
     each group ranks the cache by its own hits.  The Routh law's groups are Algorithm 1's
-    steps, whose samples hit different bases: on the disk stack (3,000 bases), ranking each
-    step by its own hits sent 16,500 instead of 22,000 of a chunk's 32,768 second-step
-    samples past the most-hit 16, and took its outcome set from 21.6 to 18.0 us a sample
-    (in chunks of 32,768 samples).
+    steps, whose samples hit different bases: ranked by its own hits, a step's most-hit
+    bases are the ones its samples need, and fewer samples go past them to the rest of the
+    cache (docs/performance.md).
 
     Parameters
     ----------
@@ -520,7 +519,7 @@ class BatchedLCPSolver:
             entry = self._cache[index]
             self._hits[entry.row] += count
             np.matmul(self._response(entry), gathered[:, end - count : end], out=basic[:, end - count : end])
-            basic[~entry.basis, end - count : end] = 0.0  # zeroing rows in place: a np.where over the transpose is 4x slower
+            basic[~entry.basis, end - count : end] = 0.0  # zeroing rows in place: cheaper than a np.where over the transpose
         z[cached] = basic[entries].T
         self.stats.solves += samples
         hits = self._hits

@@ -110,7 +110,7 @@ def integrate(
         if not active.size:
             break
         columns = parameters[: width * active.size].reshape(width, active.size)
-        for contact in range(m):  # one take per contact: a 2-D fancy index of caps is 2.5x slower
+        for contact in range(m):  # one take per contact: cheaper than a 2-D fancy index of caps
             np.take(caps[:, index, contact], active, out=columns[contact])
         np.multiply(columns[:m], cap_scale, out=columns[:m])
         if log_rates is not None:  # the rated samples are a prefix of the active ones (active is sorted)
@@ -149,11 +149,9 @@ def chunk_sizes(samples: int, caps_per_sample: int = 1) -> list[int]:
 
     The first chunk fills the solver's empty cache: every sample goes to Lemke or to the bases
     Lemke found before it, a test of each new basis on every sample still pending, so its cost
-    grows as the square of its size (the disk stack's first two steps: 2.4 s in a first chunk
-    of 32,768 samples, 6.4 s in one of 131,072).  Later chunks, answered from the cache, gain
-    from their size: fewer exploration calls (:data:`~.branch_sampling.EXPLORE_PER_STEP` a
-    step and chunk) and fewer NumPy calls a sample.  Against chunks of 32,768 throughout, the
-    full Table 4-8 outcome sets took 29 -> 21 s."""
+    grows as the square of its size.  Later chunks, answered from the cache, gain from their
+    size: fewer exploration calls (:data:`~.branch_sampling.EXPLORE_PER_STEP` a step and
+    chunk) and fewer NumPy calls a sample (docs/performance.md)."""
     largest = max(1, min(CHUNK_SIZE, CHUNK_BYTES // (8 * caps_per_sample)))
     sizes: list[int] = []
     size, left = min(FIRST_CHUNK, largest), samples
