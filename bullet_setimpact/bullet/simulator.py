@@ -356,6 +356,8 @@ class ImpactSimulator:
         tracked = self.world if requested is None else self.world.restrict(requested)
         self._dynamic = {body.body: body.joints for body in tracked.bodies}
         self._single_dof = frozenset(body.body for body in tracked.bodies if not body.spherical)  # read faster (Snapshot.take)
+        #: Bodies with links, whose forward kinematics every Bullet step is followed by (:meth:`_bullet_step`).
+        self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
         self._tracked = tracked
         self._check_damping(stacklevel)
         probe = self.finder.probe if self._version >= 0 and record.reset_version <= self._version else None  # reset deletes it
@@ -585,13 +587,23 @@ class ImpactSimulator:
 
     def _bullet_step(self, step: _Step, duration: float) -> None:
         """Let Bullet simulate ``duration``, under the step's commands: PyBullet clears torques and
-        external forces after each step, so every part of a split step issues them again."""
+        external forces after each step, so every part of a split step issues them again.
+
+        Then every body with links has its forward kinematics computed. ``getLinkState`` with
+        ``computeForwardKinematics`` refreshes caches that Bullet's next step reads, so a pose
+        query between two steps changes what Bullet computes next (in chaotic worlds, such as a
+        gripper pushing an object, visibly). Refreshed after every step, those caches no longer
+        depend on how many queries the simulator made: with or without the resting-contact
+        certificates, Bullet takes the same steps."""
         self._set_time_step(duration)
         if step.spent:
             for function, args, kwargs in step.commands:
                 function(*args, **kwargs)
         step.spent = True
-        bullet_step_simulation(self.client)
+        client = self.client
+        bullet_step_simulation(client)
+        for body in self._articulated:
+            p.getLinkState(body, 0, 0, 1, client)  # by position: PyBullet parses keyword arguments more slowly
 
     def _set_time_step(self, duration: float) -> None:
         """Bullet's time step, with the error reduction parameters scaled by ``duration / dt``
