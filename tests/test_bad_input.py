@@ -24,6 +24,9 @@ import pytest
 from bullet_setimpact import (
     LAWS,
     AnitescuPotraImpact,
+    ImpactFailure,
+    ImpactLaw,
+    ImpactProblem,
     PlasticImpact,
     PropagativeImpact,
     RouthImpact,
@@ -36,6 +39,9 @@ from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.bullet.urdf import check_urdf
 from bullet_setimpact.cli import main
 from bullet_setimpact.core.branch_sampling import BatchedLCPSolver, LemkeSolver
+from bullet_setimpact.errors import LCPSolverError
+from bullet_setimpact.laws.base import LawOutcome
+from bullet_setimpact.laws.checked import CheckedLaw
 from bullet_setimpact.montecarlo import rollouts as rollouts_module
 from bullet_setimpact.montecarlo.rollouts import RolloutResults, monte_carlo
 from bullet_setimpact.montecarlo.scenario import build, make_law
@@ -560,3 +566,25 @@ def test_cli_render_refuses_a_bad_suffix_before_checking_its_folder(tmp_path: Pa
     error = _cli_error(["render", SCENARIO, "--out", str(out)], capsys)
     assert error == f"bullet-setimpact: error: --out must end in .gif or .png, got {str(out)!r}\n"
     assert not out.parent.exists()
+
+
+class _Unsolvable(ImpactLaw):
+    """A law whose every LCP fails, as HiGHS stopping at its time limit does."""
+
+    name = "unsolvable"
+
+    def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
+        raise LCPSolverError("the mixed-integer LCP solve (HiGHS) stopped without an answer")
+
+
+def test_a_fallback_that_raises_is_an_impact_failure_naming_both_laws() -> None:
+    """``on_failure="fallback"`` promises an ``ImpactFailure`` when the fallback fails too; a
+    fallback that raises (rather than returning a rejected outcome) keeps that promise, with
+    both reasons and the fallback's exception as the cause."""
+    example = planar.rocking_block()
+    checked = CheckedLaw(_Unsolvable(), _Unsolvable())
+    with pytest.raises(
+        ImpactFailure, match=r"unsolvable failed \(LCPSolverError: .*\) and so did the unsolvable fallback \(LCPSolverError"
+    ) as info:
+        checked.check(example.problem, example.v_minus, rng=0)
+    assert isinstance(info.value.__cause__, LCPSolverError)

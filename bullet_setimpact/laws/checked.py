@@ -108,8 +108,11 @@ class CheckedLaw:
             raise ImpactFailure(
                 f"{name} failed at an impact with {problem.contacts} contacts: {reason}; nothing was written back"
             ) from cause
-        fallback = self.fallback.resolve(problem, v_minus, unfinished="return")
-        fallback_reason = rejection(problem, fallback)
+        try:
+            fallback = self.fallback.resolve(problem, v_minus, unfinished="return")
+            fallback_reason = rejection(problem, fallback)
+        except (SetImpactError, ValueError) as exc:  # the fallback cannot solve it either
+            fallback_reason, cause = f"{type(exc).__name__}: {exc}", exc
         if fallback_reason is not None:
             raise ImpactFailure(
                 f"{name} failed ({reason}) and so did the {law_name(self.fallback)} fallback ({fallback_reason})"
