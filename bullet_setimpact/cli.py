@@ -9,6 +9,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -65,9 +66,13 @@ def outcome_set_command(args: argparse.Namespace) -> None:
     print(f"  samples kept   {result.terminated} of {result.samples} ({result.samples - result.terminated} still colliding, dropped)")
     print(f"  LCPs / sample  {result.lcps_per_sample:.2f}  ({result.lemke_calls} Lemke calls, the rest from the basis cache)")
     print(f"  time / sample  {1e6 * result.seconds / result.samples:.2f} us  ({result.seconds:.2f} s in all)")
+    start = time.perf_counter()
     coverage = result.coverage()
     speed = float(np.linalg.norm(example.v_minus))
-    print(f"  coverage       {coverage:.4f} ({coverage / speed:.2%} of |v-|; the distance between two halves of the samples)")
+    print(
+        f"  coverage       {coverage:.4f} ({coverage / speed:.2%} of |v-|; the distance between two halves of the samples, "
+        f"{time.perf_counter() - start:.2f} s)"
+    )
     print("  post-impact normal velocity per contact [m/s]:")
     for name, low, high in zip(example.contact_names, normal.min(axis=0), normal.max(axis=0), strict=True):
         print(f"    {name:>3}  min {_rounded(low)}  max {_rounded(high)}")
@@ -323,6 +328,11 @@ def _unit_interval(text: str) -> float:
     return value
 
 
+def _step_size(text: str) -> float | str:
+    """``--step``: RouthImpact's ``h``, a positive number or ``auto``."""
+    return "auto" if text == "auto" else _positive_float(text)
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -335,7 +345,7 @@ def _positive_float(text: str) -> float:
 
 def _add_law_options(parser: argparse.ArgumentParser, laws: Sequence[str]) -> None:
     parser.add_argument("--law", choices=sorted(laws), default=None, help="impact law (default: the scenario's set-valued law)")
-    parser.add_argument("--step", type=_positive_float, default=None, help="RouthImpact's step h [N s] (with --law routh or none)")
+    parser.add_argument("--step", type=_step_size, default=None, help="RouthImpact's step h [N s] or 'auto' (with --law routh or none)")
     parser.add_argument("--max-steps", type=_positive_int, default=None, help="RouthImpact's N, steps before the final one")
     parser.add_argument("--duration", type=_positive_float, default=None, help="simulated seconds per rollout (default: the scenario's)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="override a scenario parameter (repeatable)")

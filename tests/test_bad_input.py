@@ -588,3 +588,24 @@ def test_a_fallback_that_raises_is_an_impact_failure_naming_both_laws() -> None:
     ) as info:
         checked.check(example.problem, example.v_minus, rng=0)
     assert isinstance(info.value.__cause__, LCPSolverError)
+
+
+@pytest.mark.parametrize(("directions", "fragment"), [(5, "even integer >= 4 for spatial contacts, got 5"), (2, "got 2")])
+def test_routh_friction_directions_are_checked_when_given(directions: int, fragment: str) -> None:
+    """A count spatial contacts cannot use fails at construction, not at the first 3-D impact."""
+    with pytest.raises(ValueError, match=fragment):
+        RouthImpact("auto", 50, friction_directions=directions)
+
+
+@pytest.mark.parametrize(
+    ("bodies", "fragment"), [(5, r"bodies must be an iterable of body ids \(e.g. \[robot\]\), got 5"), (["a"], "got \\['a'\\]")]
+)
+def test_simulator_bodies_must_be_body_ids(client: int, bodies: Any, fragment: str) -> None:
+    with pytest.raises(ValueError, match=fragment):
+        ImpactSimulator("routh", client=client, bodies=bodies)
+
+
+def test_cli_step_takes_auto(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--step auto`` is RouthImpact's own default, accepted like a number."""
+    main(["run", "rocking_block", "--rollouts", "1", "--workers", "1", "--step", "auto", "--out", str(tmp_path / "run")])
+    assert "RouthImpact(step='auto', max_steps=50" in capsys.readouterr().out

@@ -310,7 +310,7 @@ class ImpactSimulator:
             raise ValueError(f"resting_budget must be True or False, got {resting_budget!r}")
         self.resting_budget = resting_budget
         blas_controller()  # find the BLAS libraries now (a slow scan), not at the first impact (one_blas_thread)
-        self._requested = None if bodies is None else list(bodies)
+        self._requested = None if bodies is None else _body_ids(bodies)
         #: Every event so far.
         self.events: list[ImpactEvent] = []
         #: Simulated time since construction [s].
@@ -733,6 +733,17 @@ class ImpactSimulator:
 
         verdict = order_independent(problem, v_minus)
         return {"normal_coupling": normal_coupling(problem), "order_independent": verdict}
+
+
+def _body_ids(bodies: Any) -> list[int]:
+    """``bodies`` as a list of body ids, or a ``ValueError`` naming what was given."""
+    try:
+        ids = list(bodies)
+    except TypeError:
+        raise ValueError(f"bodies must be an iterable of body ids (e.g. [robot]), got {bodies!r}") from None
+    if not all(isinstance(body, (int, np.integer)) and not isinstance(body, bool) for body in ids):
+        raise ValueError(f"bodies must hold body ids (integers), got {ids!r}")
+    return [int(body) for body in ids]
 
 
 def _error_reduction(values: Mapping[str, float] | None) -> dict[str, float]:

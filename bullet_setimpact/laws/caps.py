@@ -162,6 +162,9 @@ def halves_distance(velocities: np.ndarray, half: np.ndarray) -> float:
     first, second = velocities[half == 0], velocities[half == 1]
     if not len(first) or not len(second):
         return float("inf")
+    # Repeated outcomes (a contact sticking in many samples) change no distance, but make a k-d
+    # tree's nearest-neighbour search degenerate: each half keeps one copy of each.
+    first, second = np.unique(first, axis=0), np.unique(second, axis=0)
     forward, _ = cKDTree(second).query(first)
     backward, _ = cKDTree(first).query(second)
     return float(max(forward.max(), backward.max()))

@@ -22,7 +22,7 @@ from typing import Literal, overload
 import numpy as np
 
 from ..core.branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
-from ..core.problem import COLLISION_TOL, ImpactProblem, approaching, step_lcp_bounds
+from ..core.problem import COLLISION_TOL, ImpactProblem, approaching, friction_basis, step_lcp_bounds
 from ..errors import SamplesDroppedWarning
 from ..validation import positive_int, positive_number
 from .anitescu_potra import solve_anitescu_potra
@@ -284,6 +284,8 @@ class RouthImpact(ImpactLaw):
         self.max_steps = positive_int("max_steps", max_steps)
         self.final_steps = FINAL_STEPS if final_steps is None else positive_int("final_steps", final_steps)
         self.friction_directions = None if friction_directions is None else positive_int("friction_directions", friction_directions)
+        if self.friction_directions is not None:
+            friction_basis(2, self.friction_directions)  # spatial contacts, the ones it applies to: an even integer >= 4
 
     @property
     def honours_restitution(self) -> bool:
