@@ -16,6 +16,7 @@ from .analysis import planar
 from .core.problem import ImpactProblem
 from .data import data_path
 from .errors import (
+    ConstraintIgnoredWarning,
     EventCapWarning,
     ImpactFailure,
     LawContractError,
@@ -73,6 +74,7 @@ __version__ = "0.1.0"
 __all__ = [
     "LAWS",
     "AnitescuPotraImpact",
+    "ConstraintIgnoredWarning",
     "EventCapWarning",
     "ImpactEvent",
     "ImpactFailure",

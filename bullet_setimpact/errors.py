@@ -59,6 +59,11 @@ class RestitutionIgnoredWarning(SetImpactWarning):
     the law treated the impact as inelastic, where Bullet's own response would bounce."""
 
 
+class ConstraintIgnoredWarning(SetImpactWarning):
+    """A user constraint of a kind impacts do not model (gear, prismatic): Bullet enforces it in
+    its steps, the impact law does not see it."""
+
+
 class EventCapWarning(SetImpactWarning):
     """More impact events than ``max_events_per_step`` in one step; Bullet finished the step."""
 

@@ -181,6 +181,13 @@ class Configuration:
         model = self.model.body(body)
         return model.static or (link == -1 and not model.floating)
 
+    def _checked_link(self, body: int, link: int) -> BodyModel:
+        """The model of ``body``, after checking that ``link`` is one of its links (or -1)."""
+        model = self.model.body(body)
+        if isinstance(link, bool) or not isinstance(link, (int, np.integer)) or not -1 <= link < model.num_links:
+            raise ValueError(f"link {link!r} does not exist on body {body} ({model.name!r}); expected -1 .. {model.num_links - 1}")
+        return model
+
     def point_jacobian(self, body: int, link: int, points: np.ndarray) -> np.ndarray:
         """World-frame Jacobian of material points of a link, columns in the world layout.
 
@@ -205,9 +212,7 @@ class Configuration:
             If the body is not in the model, the link does not exist, or ``points`` has the
             wrong shape or is not finite.
         """
-        model = self.model.body(body)
-        if isinstance(link, bool) or not isinstance(link, (int, np.integer)) or not -1 <= link < model.num_links:
-            raise ValueError(f"link {link!r} does not exist on body {body} ({model.name!r}); expected -1 .. {model.num_links - 1}")
+        model = self._checked_link(body, link)
         points = np.asarray(points, dtype=float)
         if points.shape[-1:] != (3,) or points.ndim > 2 or not np.isfinite(points).all():
             raise ValueError(f"points must be finite with shape (3,) or (k, 3), got shape {points.shape}")
@@ -222,6 +227,15 @@ class Configuration:
         skew[..., 0, 1], skew[..., 0, 2], skew[..., 1, 2] = -z, y, -x
         skew[..., 1, 0], skew[..., 2, 0], skew[..., 2, 1] = z, -y, x
         jacobian[..., self.model.block(body)] = twist[:3] - skew @ twist[3:]
+        return jacobian
+
+    def angular_jacobian(self, body: int, link: int) -> np.ndarray:
+        """World-frame Jacobian ``(3, nv)`` of a link's angular velocity, columns in the world layout
+        (zeros for a link that cannot move).  Errors as :meth:`point_jacobian`."""
+        model = self._checked_link(body, link)
+        jacobian = np.zeros((3, self.model.nv))
+        if not self.fixed(body, int(link)):
+            jacobian[:, self.model.block(body)] = self._link_jacobians(model, int(link))[1][3:]
         return jacobian
 
     def relative_jacobian(self, body_a: int, link_a: int, body_b: int, link_b: int, points: np.ndarray) -> np.ndarray:

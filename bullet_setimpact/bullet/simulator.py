@@ -41,7 +41,14 @@ import pybullet as p
 
 from .._threads import blas_controller, one_blas_thread
 from ..core.problem import ImpactProblem, friction_basis
-from ..errors import EventCapWarning, ImpactFailure, RestitutionIgnoredWarning, SetImpactError, UnstableDampingWarning
+from ..errors import (
+    ConstraintIgnoredWarning,
+    EventCapWarning,
+    ImpactFailure,
+    RestitutionIgnoredWarning,
+    SetImpactError,
+    UnstableDampingWarning,
+)
 from ..laws import get_law
 from ..laws.anitescu_potra import AnitescuPotraImpact
 from ..laws.base import ImpactResult, as_generator
@@ -50,6 +57,7 @@ from ..validation import positive_int, positive_number
 from . import following
 from .assembly import clusters, combined_restitution, contact_problem
 from .configuration import Configuration
+from .constraints import UserConstraint, constraint_rows, join_clusters, read_constraints
 from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature
 from .damping import unstable_damping
 from .events import BulletPoints, arrivals, localize, pushed_by_bullet
@@ -98,7 +106,9 @@ class ImpactEvent:
     coordinates : tuple of str
         Names of the velocity entries.
     v_minus, v_plus : ndarray, shape (nv,)
-        Generalized velocity of those bodies before and after.
+        Generalized velocity of those bodies before and after.  With user constraints among
+        them (``problem.constraints``), the law resolved ``problem.constrained_velocity(v_minus)``:
+        the constraints hold through the impact (:mod:`.constraints`).
     v_written : ndarray, shape (nv,)
         The velocity PyBullet reported right after ``v_plus`` was written back.
     result : ImpactResult
@@ -106,7 +116,7 @@ class ImpactEvent:
     problem : ImpactProblem
         The impact problem handed to the law.
     energy_before, energy_after : float
-        Kinetic energy [J].
+        Kinetic energy [J] of ``v_minus`` and ``v_plus``.
     max_penetration : float
         Largest penetration among the contacts at the event [m] (``max(0, -min gap)``).
     law : str
@@ -299,6 +309,7 @@ class ImpactSimulator:
         self.law = law
         self.checked = CheckedLaw(law, AnitescuPotraImpact() if on_failure == "fallback" else None)
         self._restitution_warned: set[tuple[int, ...]] = set()
+        self._constraints_warned: set[str] = set()
         self.rng = as_generator(seed, "seed")
         if friction_directions is not None:
             friction_basis(2, friction_directions)  # spatial contacts: an even integer >= 4
@@ -360,6 +371,7 @@ class ImpactSimulator:
         self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
         self._tracked = tracked
         self._check_damping(stacklevel)
+        self._read_constraints(stacklevel)
         probe = self.finder.probe if self._version >= 0 and record.reset_version <= self._version else None  # reset deletes it
         opaque = following.shape_data_unsafe(self.client, self.world.body_ids)
         self.finder: ContactFinder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance, opaque, probe)
@@ -456,6 +468,22 @@ class ImpactSimulator:
         self._damping_step = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
         for instability in unstable_damping(self._tracked):
             warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=stacklevel)
+
+    def _read_constraints(self, stacklevel: int) -> None:
+        """Read the user constraints impacts honour (:mod:`.constraints`), warning once of each
+        one they do not model, at the caller of ``__init__`` or ``step`` (as :meth:`_check_damping`)."""
+        constraints, ignored = read_constraints(self.client)
+        #: The user constraints impacts honour.
+        self._constraints: list[UserConstraint] = constraints
+        for description in ignored:
+            if description not in self._constraints_warned:
+                self._constraints_warned.add(description)
+                warnings.warn(
+                    f"{description} is not modelled in impacts: they treat its links as free, and Bullet enforces it "
+                    "in its steps only (impacts honour point2point and fixed constraints)",
+                    ConstraintIgnoredWarning,
+                    stacklevel=stacklevel,
+                )
 
     def _snapshot(self) -> Snapshot:
         """The tracked bodies' state now."""
@@ -638,18 +666,19 @@ class ImpactSimulator:
         modelled = set(self._dynamic) | self.world.static_bodies
         contacts = [c for c in contacts if c.body_a in modelled and c.body_b in modelled]
         events = []
+        dynamic = set(self._dynamic)
         with one_blas_thread():
-            for cluster in clusters(contacts, set(self._dynamic)):
-                event = self._event(time, cluster)
+            for bodies, cluster in join_clusters(clusters(contacts, dynamic), self._constraints, dynamic):
+                event = self._event(time, bodies, cluster)
                 if event is not None:
                     self.events.append(event)
                     events.append(event)
         return events
 
-    def _event(self, time: float, cluster: list[Contact]) -> ImpactEvent | None:
-        """The event of one contact cluster, its outcome written back; None when no contact of
-        it approaches faster than the threshold."""
-        bodies = tuple(sorted({b for c in cluster for b in (c.body_a, c.body_b) if b in self._dynamic}))
+    def _event(self, time: float, bodies: tuple[int, ...], cluster: list[Contact]) -> ImpactEvent | None:
+        """The event of one contact cluster among ``bodies``, its outcome written back; None when
+        no contact of it approaches faster than the threshold.  The user constraints among the
+        bodies hold through it (:mod:`.constraints`): the law resolves the velocity they leave."""
         if bodies not in self._models:
             self._models[bodies] = self.world.restrict(bodies)
         model = self._models[bodies]
@@ -660,9 +689,12 @@ class ImpactSimulator:
                 f"the velocity of bodies {bodies} is not finite (NaN or inf) at t = {time:.6f} s; "
                 "was it set with resetBaseVelocity or resetJointState?"
             )
-        if problem is None or not (problem.normal_velocities(v_minus) < -self.impact_velocity_threshold).any():
+        if problem is None:
             return None
-        outcome = self.checked.check(problem, v_minus, rng=self.rng)
+        v_constrained = problem.constrained_velocity(v_minus)
+        if not (problem.normal_velocities(v_constrained) < -self.impact_velocity_threshold).any():
+            return None
+        outcome = self.checked.check(problem, v_constrained, rng=self.rng)
         if outcome.failure:
             logger.warning("%s; applied the %s fallback", outcome.failure, outcome.law)
         result = outcome.result
@@ -680,12 +712,12 @@ class ImpactSimulator:
             v_written=written,
             result=result,
             problem=problem,
-            energy_before=result.energy_before,
+            energy_before=float(problem.kinetic_energy(v_minus)),
             energy_after=result.energy_after,
             max_penetration=max(0.0, -min(c.gap for c in cluster)),
             law=outcome.law,
             failure=outcome.failure,
-            diagnostics=self._diagnostics(problem, v_minus) if self.diagnostics else {},
+            diagnostics=self._diagnostics(problem, v_constrained) if self.diagnostics else {},
             client=self.client,
         )
         logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
@@ -695,11 +727,16 @@ class ImpactSimulator:
         self, time: float, bodies: tuple[int, ...], configuration: Configuration, cluster: list[Contact]
     ) -> tuple[ImpactProblem | None, list[Contact]]:
         """The impact problem of a cluster, as the law receives it: ``M(q)``, the contact
-        Jacobians and friction, Bullet's combined restitution when the law honours it, and the
-        external force when it reads one (``needs_external_force``).  Returns it (None without
-        contacts left) and the contacts kept, or raises :class:`ImpactFailure`."""
+        Jacobians and friction, Bullet's combined restitution when the law honours it, the user
+        constraints among the configuration's bodies, and the external force when the law reads
+        one (``needs_external_force``).  Returns it (None without contacts left) and the
+        contacts kept, or raises :class:`ImpactFailure`."""
         try:
             problem, cluster = contact_problem(cluster, configuration, self.friction_directions, self._restitution(cluster))
+            present = set(bodies) | self.world.static_bodies
+            rows = constraint_rows([c for c in self._constraints if set(c.bodies) <= present], configuration)
+            if problem is not None and rows is not None:
+                problem = problem.with_constraints(rows)
         except (SetImpactError, ValueError, np.linalg.LinAlgError) as exc:
             raise ImpactFailure(
                 f"the impact problem of {len(cluster)} contacts between bodies {bodies} at t = {time:.6f} s "

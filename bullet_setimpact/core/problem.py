@@ -10,6 +10,7 @@ Anitescu-Potra LCP (eqs. 31-33).
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from scipy.linalg import cho_solve
@@ -94,6 +95,16 @@ class ImpactProblem:
         Stronge's energetic coefficients ``e_i`` in ``[0, 1]`` per contact (default 0, an
         inelastic impact); honoured by :class:`~bullet_setimpact.laws.routh.RouthImpact`
         (model in :mod:`bullet_setimpact.laws.restitution`).
+    constraints : array_like, shape (r, nv), optional
+        Jacobian ``G`` of ideal bilateral constraints that hold through the impact (closed
+        kinematic loops, welds): their impulses ``G^T lambda_c`` are free and workless, so
+        every velocity change keeps ``G dv = 0``.  The problem is then the same problem in
+        the coordinates ``nu`` of ``v = N nu`` (``N``: :attr:`free_basis`, ``G N = 0``), with
+        ``M_r = N^T M N`` and ``J N``.  It is expressed in ``v``: ``M^-1`` becomes the
+        constrained inverse ``N M_r^-1 N^T`` (:meth:`solve_mass`), which every law uses, so a
+        law's outcome is that of the reduced problem.  ``v_minus`` should satisfy
+        ``G v_minus = 0`` (:meth:`constrained_velocity`); the part of it that does not is
+        kept.  Redundant rows are allowed; constraints that fix every velocity are not.
 
     Raises
     ------
@@ -114,6 +125,7 @@ class ImpactProblem:
         *,
         external_force: np.ndarray | None = None,
         restitution: float | np.ndarray | None = None,
+        constraints: np.ndarray | None = None,
     ) -> None:
         M = _finite_array("M", M, 2)
         Jn = _finite_array("Jn", Jn, 2)
@@ -163,6 +175,14 @@ class ImpactProblem:
         self.external_force = external_force
         #: Unit friction directions as rows, shape (k, tangent_dim).
         self.D = friction_basis(Jt.shape[1], friction_directions)
+        #: Jacobian ``G`` of the bilateral constraints, shape (r, nv), or None.
+        self.constraints: np.ndarray | None = None
+        #: Columns spanning the velocities the constraints allow (``G N = 0``), or None.
+        self.free_basis: np.ndarray | None = None
+        if constraints is not None:
+            self.constraints, self.free_basis = _free_basis(_finite_array("constraints", constraints, 2), nv)
+            reduced = self.free_basis.T @ M @ self.free_basis
+            cholesky = np.linalg.cholesky(0.5 * (reduced + reduced.T))
         self._cholesky = cholesky
 
     # ------------------------------------------------------------------ sizes
@@ -264,16 +284,28 @@ class ImpactProblem:
 
     # ------------------------------------------------------------------ helpers
     def solve_mass(self, rhs: np.ndarray) -> np.ndarray:
-        """``M^-1 rhs`` through the Cholesky factor (``rhs`` finite, as every caller's is: not checked again).
+        """``M^-1 rhs`` through the Cholesky factor (``rhs`` finite, as every caller's is: not checked again);
+        with :attr:`constraints`, the constrained inverse ``N M_r^-1 N^T rhs``, whose columns satisfy ``G x = 0``.
 
         LAPACK's ``dpotrs`` directly: what ``cho_solve`` calls, without its per-call checks."""
         rhs = np.asarray(rhs, dtype=float)
+        basis = self.free_basis
+        if basis is not None:
+            rhs = basis.T @ rhs
         if not rhs.size:
-            return cho_solve((self._cholesky, True), rhs, check_finite=False)
-        solution, info = dpotrs(self._cholesky, rhs, lower=1)
-        if info != 0:
-            raise ValueError(f"dpotrs rejected argument {-info} (M^-1 rhs with rhs of shape {rhs.shape})")
-        return solution
+            solution = cho_solve((self._cholesky, True), rhs, check_finite=False)
+        else:
+            solution, info = dpotrs(self._cholesky, rhs, lower=1)
+            if info != 0:
+                raise ValueError(f"dpotrs rejected argument {-info} (M^-1 rhs with rhs of shape {rhs.shape})")
+        return solution if basis is None else basis @ solution
+
+    def constrained_velocity(self, v: np.ndarray) -> np.ndarray:
+        """``v`` after the impulse ``G^T lambda_c`` that makes ``G v = 0`` (the constraints' own
+        plastic impact, the M-orthogonal projection ``N M_r^-1 N^T M v``); ``v`` itself without
+        :attr:`constraints`."""
+        v = np.asarray(v, dtype=float)
+        return v.copy() if self.free_basis is None else self.solve_mass(self.M @ v)
 
     def kinetic_energy(self, v: np.ndarray) -> np.ndarray | float:
         """``0.5 v^T M v`` (journal eq. 11); ``v`` of shape ``(..., nv)``."""
@@ -335,19 +367,34 @@ class ImpactProblem:
             self.directions if self.spatial else None,
             external_force=self.external_force,
             restitution=self.restitution[index],
+            constraints=self.constraints,
         )
 
     def with_external_force(self, external_force: np.ndarray | None) -> ImpactProblem:
         """The same problem with ``external_force`` (see the class parameters)."""
-        return self._with(external_force, self.restitution)
+        return self._with(external_force=external_force)
 
     def with_restitution(self, restitution: float | np.ndarray | None) -> ImpactProblem:
         """The same problem with the coefficients of ``restitution`` (see the class parameters)."""
-        return self._with(self.external_force, restitution)
+        return self._with(restitution=restitution)
 
-    def _with(self, external_force: np.ndarray | None, restitution: float | np.ndarray | None) -> ImpactProblem:
-        directions = self.directions if self.spatial else None
-        return ImpactProblem(self.M, self.Jn, self.Jt, self.mu, directions, external_force=external_force, restitution=restitution)
+    def with_constraints(self, constraints: np.ndarray | None) -> ImpactProblem:
+        """The same problem with the bilateral ``constraints`` (see the class parameters)."""
+        return self._with(constraints=constraints)
+
+    def with_friction_directions(self, friction_directions: int | None) -> ImpactProblem:
+        """The same problem with ``friction_directions`` (see the class parameters)."""
+        return self._with(friction_directions=friction_directions)
+
+    def _with(self, **changes: Any) -> ImpactProblem:
+        arguments: dict[str, Any] = {
+            "friction_directions": self.directions if self.spatial else None,
+            "external_force": self.external_force,
+            "restitution": self.restitution,
+            "constraints": self.constraints,
+        }
+        arguments.update(changes)
+        return ImpactProblem(self.M, self.Jn, self.Jt, self.mu, **arguments)
 
     @property
     def elastic(self) -> bool:
@@ -365,7 +412,24 @@ class ImpactProblem:
 
     def __repr__(self) -> str:
         kind = "spatial" if self.spatial else "planar"
-        return f"ImpactProblem(nv={self.dofs}, m={self.contacts}, {kind}, k={self.directions}, mu={self.mu.tolist()})"
+        basis = self.free_basis
+        constrained = "" if basis is None else f", {self.dofs - basis.shape[1]} constrained"
+        return f"ImpactProblem(nv={self.dofs}{constrained}, m={self.contacts}, {kind}, k={self.directions}, mu={self.mu.tolist()})"
+
+
+#: Singular values of a constraint Jacobian below this fraction of its largest are rank-deficient.
+CONSTRAINT_RANK_TOL = 1e-10
+
+
+def _free_basis(G: np.ndarray, nv: int) -> tuple[np.ndarray, np.ndarray]:
+    """``G`` checked (``(r, nv)``), and an orthonormal basis ``N`` of its null space (SVD)."""
+    if G.shape[1:] != (nv,) or G.shape[0] == 0:
+        raise ValueError(f"constraints must have shape (r, {nv}) with r >= 1, got {G.shape}")
+    _, singular, vt = np.linalg.svd(G)
+    rank = int((singular > CONSTRAINT_RANK_TOL * max(singular[0], 1e-300)).sum())
+    if rank == nv:
+        raise ValueError(f"constraints of rank {rank} fix every one of the {nv} velocities; expected rank < {nv}")
+    return G, vt[rank:].T
 
 
 #: Relative margin on :func:`step_lcp_bounds` (round-off must not cut off the bounded solution).

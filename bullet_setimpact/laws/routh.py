@@ -337,7 +337,7 @@ class RouthImpact(ImpactLaw):
         """``problem`` with this law's friction-direction count, if it overrides one."""
         if self.friction_directions is None or self.friction_directions == problem.directions:
             return problem
-        return ImpactProblem(problem.M, problem.Jn, problem.Jt, problem.mu, self.friction_directions, restitution=problem.restitution)
+        return problem.with_friction_directions(self.friction_directions)
 
     def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
         """Algorithm 1 for one sample."""
