@@ -29,14 +29,11 @@ times whole ``env.step`` calls, as a training loop sees them.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.machinery
 import math
 import os
 import statistics
 import sys
 import time
-import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,14 +44,16 @@ import pybullet as p
 import pybullet_data
 from pybullet_utils.bullet_client import BulletClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/pattern_envs.py
+
 import bullet_setimpact
 from bullet_setimpact import ImpactSimulator, RouthImpact
+from tests.pattern_envs import minitaur_command, minitaur_world
 
 #: Steps each loop takes before the other takes its turn.
 BLOCK = 24
 DT = 1.0 / 240.0
 A1_GAIT_HZ = 2.25
-MINITAUR_GAIT_HZ = 2.0
 
 
 def law() -> RouthImpact:
@@ -130,45 +129,6 @@ def a1_world() -> tuple[BulletClient, list[int], Callable[[float], list[float]]]
     return client, joints, targets
 
 
-def pybullet_envs_module(name: str) -> types.ModuleType:
-    """``pybullet_envs.<name>`` without running ``pybullet_envs/__init__.py``, which imports
-    ``gym`` (gymnasium replaced it); the package directories are set up empty instead."""
-    spec = importlib.machinery.PathFinder.find_spec("pybullet_envs")  # the installed package, not sys.modules' entry
-
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("pybullet_envs is not installed (it ships with pybullet)")
-    root = Path(next(iter(spec.submodule_search_locations)))
-    parts = name.split(".")
-    for depth in range(len(parts)):
-        package = ".".join(["pybullet_envs", *parts[:depth]])
-        if package not in sys.modules:
-            module = types.ModuleType(package)
-            module.__path__ = [str(root.joinpath(*parts[:depth]))]
-            sys.modules[package] = module
-    return importlib.import_module(f"pybullet_envs.{name}")
-
-
-def minitaur_world() -> tuple[BulletClient, object]:
-    """pybullet_envs' Minitaur standing on plane.urdf (position control, its defaults)."""
-    minitaur_module = pybullet_envs_module("bullet.minitaur")
-    client = BulletClient(connection_mode=p.DIRECT)
-    client.setGravity(0, 0, -9.81)
-    client.setPhysicsEngineParameter(fixedTimeStep=DT)
-    client.loadURDF(os.path.join(pybullet_data.getDataPath(), "plane.urdf"))
-    robot = minitaur_module.Minitaur(pybullet_client=client, urdf_root=pybullet_data.getDataPath(), time_step=DT)
-    return client, robot
-
-
-def minitaur_command(robot: object, t: float) -> None:
-    """A trot through the leg model: diagonal legs in antiphase, swing and extension sines."""
-    angle = 2 * math.pi * MINITAUR_GAIT_HZ * t
-    ramp = min(1.0, t / 0.5)
-    phases = [0.0, math.pi, math.pi, 0.0]  # front left, back left, front right, back right
-    swing = [ramp * 0.3 * math.sin(angle + phase) for phase in phases]
-    extension = [ramp * 0.35 * max(0.0, math.cos(angle + phase)) for phase in phases]
-    robot.ApplyAction(robot.ConvertFromLegModel(np.array(swing + extension)))  # type: ignore[attr-defined]
-
-
 def measure_a1(seconds: float) -> Timings:
     (plain, plain_joints, targets), (hooked, hooked_joints, _) = a1_world(), a1_world()
     simulator = ImpactSimulator(law(), hooked, seed=0)
@@ -189,7 +149,7 @@ def measure_a1(seconds: float) -> Timings:
 
 
 def measure_minitaur(seconds: float) -> Timings:
-    (plain, plain_robot), (hooked, hooked_robot) = minitaur_world(), minitaur_world()
+    (plain, plain_robot), (hooked, hooked_robot) = minitaur_world(DT), minitaur_world(DT)
     simulator = ImpactSimulator(law(), hooked, seed=0)
     steps = round(seconds / DT)
 

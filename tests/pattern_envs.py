@@ -13,19 +13,69 @@ patterns are those of pybullet_envs and panda-gym:
 - :class:`Randomized`: mass and friction randomized per episode (domain randomization);
 - :class:`Spawner`: bodies spawned and removed mid-episode.
 
+and pybullet_envs' own Minitaur (:func:`minitaur_world`, :func:`minitaur_command`): knee loops
+closed by point2point constraints, position-controlled motors.
+
 Observations are a body's base position; rewards are 0.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
+import math
 import os
+import sys
+import types
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pybullet as p
 import pybullet_data
+from pybullet_utils.bullet_client import BulletClient
 
 DATA = pybullet_data.getDataPath()
+#: The trot's frequency [Hz] (:func:`minitaur_command`).
+MINITAUR_GAIT_HZ = 2.0
+
+
+def pybullet_envs_module(name: str) -> types.ModuleType:
+    """``pybullet_envs.<name>`` without running ``pybullet_envs/__init__.py``, which imports
+    ``gym`` (gymnasium replaced it); the package directories are set up empty instead."""
+    spec = importlib.machinery.PathFinder.find_spec("pybullet_envs")  # the installed package, not sys.modules' entry
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("pybullet_envs is not installed (it ships with pybullet)")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    parts = name.split(".")
+    for depth in range(len(parts)):
+        package = ".".join(["pybullet_envs", *parts[:depth]])
+        if package not in sys.modules:
+            module = types.ModuleType(package)
+            module.__path__ = [str(root.joinpath(*parts[:depth]))]
+            sys.modules[package] = module
+    return importlib.import_module(f"pybullet_envs.{name}")
+
+
+def minitaur_world(time_step: float) -> tuple[BulletClient, Any]:
+    """pybullet_envs' Minitaur standing on plane.urdf (position control, its defaults)."""
+    minitaur_module = pybullet_envs_module("bullet.minitaur")
+    client = BulletClient(connection_mode=p.DIRECT)
+    client.setGravity(0, 0, -9.81)
+    client.setPhysicsEngineParameter(fixedTimeStep=time_step)
+    client.loadURDF(os.path.join(DATA, "plane.urdf"))
+    robot = minitaur_module.Minitaur(pybullet_client=client, urdf_root=DATA, time_step=time_step)
+    return client, robot
+
+
+def minitaur_command(robot: Any, t: float) -> None:
+    """A trot through the leg model: diagonal legs in antiphase, swing and extension sines."""
+    angle = 2 * math.pi * MINITAUR_GAIT_HZ * t
+    ramp = min(1.0, t / 0.5)
+    phases = [0.0, math.pi, math.pi, 0.0]  # front left, back left, front right, back right
+    swing = [ramp * 0.3 * math.sin(angle + phase) for phase in phases]
+    extension = [ramp * 0.35 * max(0.0, math.cos(angle + phase)) for phase in phases]
+    robot.ApplyAction(robot.ConvertFromLegModel(np.array(swing + extension)))
 
 
 class _Env:
