@@ -14,7 +14,7 @@ import pytest
 
 import bullet_setimpact
 from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, RouthImpact
-from bullet_setimpact.bullet.constraints import read_constraints
+from bullet_setimpact.bullet.constraints import constraint_rows, read_constraints
 from bullet_setimpact.bullet.model import WorldModel
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.errors import ConstraintIgnoredWarning, LawContractError
@@ -172,7 +172,7 @@ def test_a_constraint_to_the_world_is_read_with_a_world_pivot(client: int) -> No
     (constraint,), ignored = read_constraints(client)
     assert constraint.child is None and constraint.bodies == (ball,) and not ignored
     configuration = WorldModel(client).restrict([ball]).configuration()
-    np.testing.assert_allclose(constraint.rows(configuration), np.hstack([np.eye(3), np.zeros((3, 3))]), atol=1e-12)
+    np.testing.assert_allclose(constraint_rows([constraint], configuration), np.hstack([np.eye(3), np.zeros((3, 3))]), atol=1e-12)
 
 
 def test_a_gear_constraint_is_reported_as_not_modelled(client: int) -> None:

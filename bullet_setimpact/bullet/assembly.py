@@ -23,9 +23,11 @@ def contact_problem(
     configuration: Configuration,
     friction_directions: int | None = None,
     restitution: np.ndarray | None = None,
+    constraints: np.ndarray | None = None,
 ) -> tuple[ImpactProblem | None, list[Contact]]:
     """The impact problem of a contact set: ``M(q)``, normal and tangent Jacobians, ``mu`` and,
-    when given (one per contact, see :func:`combined_restitution`), the coefficients of restitution.
+    when given, the coefficients of restitution (one per contact, see :func:`combined_restitution`)
+    and the bilateral constraints' rows (:func:`~.constraints.constraint_rows`).
 
     Tangents are an orthonormal pair per contact.  When every contact's tangential Jacobian
     has rank one (a planar mechanism) the problem is planar, with the tangent along the one
@@ -60,6 +62,7 @@ def contact_problem(
         mu[keep],
         None if planar is not None else friction_directions,
         restitution=np.asarray(restitution)[keep] if elastic else None,
+        constraints=constraints,
     )
     return problem, [contacts[i] for i in keep]
 

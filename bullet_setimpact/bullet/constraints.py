@@ -18,7 +18,7 @@ holds whatever impulse that takes.  Gear, prismatic and other kinds are reported
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,27 +70,15 @@ class UserConstraint:
         """The bodies it joins (one for a loop within a body or a constraint to the world)."""
         return tuple(sorted({self.parent[0]} | ({self.child[0]} if self.child is not None else set())))
 
-    def rows(self, configuration: Configuration) -> np.ndarray:
-        """Its velocity Jacobian ``G`` (3 or 6 rows, the configuration's layout): the parent's pivot
-        velocity less the child's, then, for a fixed constraint, the parent's angular velocity less
-        the child's.  ``G v = 0`` while the constraint holds."""
-        client = configuration.model.client
-        rows = _point_rows(configuration, client, self.parent, self.pivot_parent)
-        if self.child is not None:
-            rows = rows - _point_rows(configuration, client, self.child, self.pivot_child)
-        if self.kind != p.JOINT_FIXED:
-            return rows
-        angular = configuration.angular_jacobian(*self.parent)
-        if self.child is not None:
-            angular = angular - configuration.angular_jacobian(*self.child)
-        return np.vstack([rows, angular])
-
-
-def _point_rows(configuration: Configuration, client: int, link: tuple[int, int], pivot: tuple[float, float, float]) -> np.ndarray:
-    """Jacobian ``(3, nv)`` of the material point at ``pivot`` (the link's centre-of-mass frame)."""
-    position, orientation = inertial_frame(client, *link)
-    point = np.asarray(position) + rotation_matrix(orientation) @ np.asarray(pivot)
-    return configuration.point_jacobian(link[0], link[1], point)
+    def pivots(self, client: int) -> list[tuple[tuple[int, int], np.ndarray, float]]:
+        """The pivots now: ``(link, world position, sign)`` of the parent's (+1) and, unless the
+        child is the world, the child's (-1)."""
+        sides = [(self.parent, self.pivot_parent, 1.0)] + ([(self.child, self.pivot_child, -1.0)] if self.child is not None else [])
+        found = []
+        for link, pivot, sign in sides:
+            position, orientation = inertial_frame(client, *link)
+            found.append((link, np.asarray(position) + rotation_matrix(orientation) @ np.asarray(pivot), sign))
+        return found
 
 
 def read_constraints(client: int) -> tuple[list[UserConstraint], list[str]]:
@@ -108,10 +96,29 @@ def read_constraints(client: int) -> tuple[list[UserConstraint], list[str]]:
     return modelled, ignored
 
 
-def constraint_rows(constraints: Iterable[UserConstraint], configuration: Configuration) -> np.ndarray | None:
-    """``G`` of the ``constraints`` among the configuration's bodies (stacked rows), or None without any."""
-    rows = [constraint.rows(configuration) for constraint in constraints]
-    return np.vstack(rows) if rows else None
+def constraint_rows(constraints: Sequence[UserConstraint], configuration: Configuration) -> np.ndarray | None:
+    """``G`` of the ``constraints``, or None without any: for each in order, the parent pivot's
+    velocity less the child's, then for a fixed constraint the parent's angular velocity less
+    the child's, in the configuration's layout.  ``G v = 0`` while they hold.  One point
+    Jacobian call per link, for all its pivots."""
+    if not constraints:
+        return None
+    client = configuration.model.client
+    starts = np.cumsum([0] + [MODELLED[constraint.kind] for constraint in constraints]).tolist()
+    G = np.zeros((starts[-1], configuration.model.nv))
+    by_link: dict[tuple[int, int], list[tuple[int, np.ndarray, float]]] = {}
+    for start, constraint in zip(starts, constraints, strict=False):
+        for link, point, sign in constraint.pivots(client):
+            by_link.setdefault(link, []).append((start, point, sign))
+        if constraint.kind == p.JOINT_FIXED:
+            G[start + 3 : start + 6] = configuration.angular_jacobian(*constraint.parent)
+            if constraint.child is not None:
+                G[start + 3 : start + 6] -= configuration.angular_jacobian(*constraint.child)
+    for (body, index), entries in by_link.items():
+        jacobians = configuration.point_jacobian(body, index, np.array([point for _, point, _ in entries]))
+        for (start, _, sign), jacobian in zip(entries, jacobians, strict=True):
+            G[start : start + 3] += sign * jacobian
+    return G
 
 
 Impact = tuple[tuple[int, ...], list[Contact]]

@@ -732,11 +732,9 @@ class ImpactSimulator:
         one (``needs_external_force``).  Returns it (None without contacts left) and the
         contacts kept, or raises :class:`ImpactFailure`."""
         try:
-            problem, cluster = contact_problem(cluster, configuration, self.friction_directions, self._restitution(cluster))
             present = set(bodies) | self.world.static_bodies
             rows = constraint_rows([c for c in self._constraints if set(c.bodies) <= present], configuration)
-            if problem is not None and rows is not None:
-                problem = problem.with_constraints(rows)
+            problem, cluster = contact_problem(cluster, configuration, self.friction_directions, self._restitution(cluster), rows)
         except (SetImpactError, ValueError, np.linalg.LinAlgError) as exc:
             raise ImpactFailure(
                 f"the impact problem of {len(cluster)} contacts between bodies {bodies} at t = {time:.6f} s "
