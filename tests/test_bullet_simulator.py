@@ -12,7 +12,7 @@ import pybullet_data
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from bullet_setimpact import AnitescuPotraImpact, LCPError, RouthImpact, SamplesDroppedWarning
+from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, SamplesDroppedWarning
 from bullet_setimpact.bullet.assembly import contact_problem
 from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.events import localize
@@ -20,7 +20,7 @@ from bullet_setimpact.bullet.examples import load_planar_example, urdf_path
 from bullet_setimpact.bullet.model import WorldModel
 from bullet_setimpact.bullet.simulator import ImpactFailure, ImpactSimulator, _Step
 from bullet_setimpact.errors import EventCapWarning
-from bullet_setimpact.laws.base import ImpactLaw
+from bullet_setimpact.laws.base import ImpactLaw, LawOutcome
 
 GRAVITY = 9.81
 
@@ -457,3 +457,71 @@ def test_a_bullet_client_is_accepted_like_its_id() -> None:
         assert ImpactSimulator(AnitescuPotraImpact(), bullet).client == bullet._client
     finally:
         bullet.disconnect()
+
+
+class _PoseRecorder(ImpactLaw):
+    """Routh's law that also records a body's pose at each event (the world is at the event's
+    configuration while the law runs)."""
+
+    name = "routh, recording a pose"
+
+    def __init__(self, client: int, body: int) -> None:
+        self.law, self.client, self.body, self.poses = RouthImpact(step="auto", max_steps=50), client, body, []
+
+    def _resolve(self, problem: ImpactProblem, v_minus: np.ndarray, rng: np.random.Generator) -> LawOutcome:
+        self.poses.append(p.getBasePositionAndOrientation(self.body, physicsClientId=self.client))
+        return self.law._resolve(problem, v_minus, rng)
+
+
+def test_contacts_at_an_event_lie_on_the_geometry_of_that_instant(client: int) -> None:
+    """A cube (half extent 0.05 m) thrown tumbling at 3 m/s onto pybullet_data's plane.  Bullet
+    detects collisions before it integrates, so the manifold a step leaves behind holds points
+    one step's displacement (``|v| dt``, several mm here) from where the cube is; the event's
+    contacts are read after collision detection at the event's configuration.  Each contact's
+    point on the cube therefore lies on the cube's surface at that instant: in the cube's frame
+    ``max_i(|x_i| - 0.05) = 0`` to round-off (1e-7 m; a stale point is millimetres off)."""
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
+    p.loadURDF("plane.urdf", physicsClientId=client)
+    shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05] * 3, physicsClientId=client)
+    cube = p.createMultiBody(1.0, shape, basePosition=[0, 0, 0.2], physicsClientId=client)
+    p.resetBasePositionAndOrientation(cube, [0, 0, 0.2], p.getQuaternionFromEuler([0.3, 0.2, 0.0]), physicsClientId=client)
+    p.resetBaseVelocity(cube, [3.0, 0.0, -1.0], [0.0, 0.0, 0.0], physicsClientId=client)
+    law = _PoseRecorder(client, cube)
+    simulator = ImpactSimulator(law, client, seed=0)
+    for _ in range(120):
+        simulator.step()
+    assert len(simulator.events) >= 4
+    for event, (position, orientation) in zip(simulator.events, law.poses, strict=True):
+        rotation = np.array(p.getMatrixFromQuaternion(orientation)).reshape(3, 3)
+        for contact in event.contacts:
+            point = contact.position_a if contact.body_a == cube else contact.position_b
+            local = rotation.T @ (point - np.array(position))
+            assert abs(np.max(np.abs(local) - 0.05)) <= 1e-7, (event.time, contact.feature, local)
+
+
+def test_collision_detection_between_steps_changes_no_later_step() -> None:
+    """The PyBullet fact :meth:`ImpactSimulator._resolve` relies on: ``performCollisionDetection``
+    between two steps refreshes the manifold and changes nothing Bullet computes next.  A cube
+    thrown tumbling onto the plane, 120 steps, with and without it after every step: the same
+    state, bit for bit."""
+
+    def throw(detect: bool) -> list:
+        cid = p.connect(p.DIRECT)
+        try:
+            p.setGravity(0, 0, -GRAVITY, physicsClientId=cid)
+            p.loadURDF(str(Path(pybullet_data.getDataPath()) / "plane.urdf"), physicsClientId=cid)
+            shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05] * 3, physicsClientId=cid)
+            tilted = p.getQuaternionFromEuler([0.3, 0.2, 0.0])
+            cube = p.createMultiBody(1.0, shape, basePosition=[0, 0, 0.2], baseOrientation=tilted, physicsClientId=cid)
+            p.resetBaseVelocity(cube, [3.0, 0.0, -1.0], [0.0, 0.0, 0.0], physicsClientId=cid)
+            states = []
+            for _ in range(120):
+                p.stepSimulation(physicsClientId=cid)
+                if detect:
+                    p.performCollisionDetection(physicsClientId=cid)
+                states.append(p.getBasePositionAndOrientation(cube, physicsClientId=cid) + p.getBaseVelocity(cube, physicsClientId=cid))
+            return states
+        finally:
+            p.disconnect(cid)
+
+    assert throw(detect=True) == throw(detect=False)

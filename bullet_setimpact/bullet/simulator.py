@@ -659,8 +659,15 @@ class ImpactSimulator:
     def _resolve(self, time: float) -> list[ImpactEvent]:
         """Resolve the impacts at the current configuration, one event per colliding cluster, on
         one BLAS thread (:mod:`~bullet_setimpact._threads`: an event's products are small).  The
-        contact set is evaluated once; it becomes the touching set."""
+        contact set is evaluated once; it becomes the touching set.
+
+        Bullet's collision detection runs first: ``stepSimulation`` detects collisions before it
+        integrates, so the manifold a step leaves holds points at the step's start, each one
+        step's displacement from the geometry now (a stale copy beside an exact box corner, with
+        a stale gap).  Detecting again puts them on the geometry of the event; it keeps the
+        points' impulses and changes none of Bullet's later steps."""
         self._drop_budget()
+        p.performCollisionDetection(self.client)
         contacts = self.finder.contacts()
         self._touching = {contact.feature for contact in contacts}
         modelled = set(self._dynamic) | self.world.static_bodies
