@@ -520,7 +520,9 @@ class ImpactSimulator:
         within :data:`LOOKAHEAD`, nothing is measured (free flight).  A quiet step (no event
         before it in this step) that finds nothing arriving opens the resting-contact
         certificates (:mod:`.resting.certificates`); the rest of a step with events does not
-        pay for them.
+        pay for them.  The full evaluation reads Bullet's manifold detected again at the
+        configuration now, as :meth:`_resolve` does; the points of the step itself, whose
+        impulses tell what Bullet pushed, are read before.
         """
         touching = self._touching if self._touching is not None else set()
         step.end = None
@@ -536,9 +538,10 @@ class ImpactSimulator:
             if nearby and step.quiet:  # approaching through the lookahead: budget the distance left
                 self._start_budget(step, [], nearby)
             return None
+        pushed = self._pushed_by_bullet(touching, points)  # from the step's own points, before they are detected again
+        p.performCollisionDetection(self.client)
         contacts = self.finder.contacts()
         approaching, arrived = arrivals(self.client, contacts, touching, self.impact_velocity_threshold)
-        pushed = self._pushed_by_bullet(touching, points)
         features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
