@@ -8,7 +8,7 @@ alternate blocks of :data:`BLOCK` steps, so both see the same machine load:
 - ``minitaur``: pybullet_envs' Minitaur model (its ``Minitaur`` class: knee constraints,
   position-controlled motors), trotting open loop through its leg model;
 - ``panda_push``: panda-gym's ``PandaPush-v3`` with random actions, per ``env.step`` (each one
-  five Bullet steps), episodes reset as the environment asks.
+  20 Bullet steps of 2 ms, 0.04 s), episodes reset as the environment asks.
 
 The two copies get the same commands. Printed per world:
 
@@ -175,7 +175,7 @@ def measure_panda_push(seconds: float) -> Timings:
         env.reset(seed=0)
     simulator = bullet_setimpact.install(law(), client=hooked.unwrapped.sim.physics_client, seed=0)
     rng = np.random.default_rng(0)
-    steps = round(seconds / (5 * DT))  # panda-gym takes 5 Bullet steps an env.step
+    steps = round(seconds / plain.unwrapped.sim.dt)  # an env.step is n_substeps Bullet steps of its own time step
     actions = rng.uniform(-1.0, 1.0, size=(steps, *plain.action_space.shape))
 
     def env_step(env: gymnasium.Env) -> Callable[[int], object]:
