@@ -125,6 +125,12 @@ def _sphere(cid: int, radius: float, mass: float, position: list[float]) -> int:
     return p.createMultiBody(mass, shape, basePosition=position, physicsClientId=cid)
 
 
+def _box(cid: int, position: list[float]) -> int:
+    """A 1 kg cube of half extent 0.05 m."""
+    shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05] * 3, physicsClientId=cid)
+    return p.createMultiBody(1.0, shape, basePosition=position, physicsClientId=cid)
+
+
 def _first_landing(cid: int) -> list:
     simulator = ImpactSimulator(RouthImpact(step="auto", max_steps=50), cid, seed=0)
     while not simulator.events:
@@ -206,3 +212,39 @@ def test_pybullet_envs_minitaur_trots_with_its_knee_loops_closed_through_impacts
         assert event.energy_after <= event.energy_before * (1.0 + 1e-12)
     assert client.getBasePositionAndOrientation(robot.quadruped)[0][2] > 0.1
     client.disconnect()
+
+
+def test_a_body_welded_to_the_world_is_held_still_without_an_error(client: int) -> None:
+    """A box welded to the world (fixed constraint, child -1) resting on the plane cannot move:
+    its impact has no free velocity and is skipped.  A ball dropped onto it meets an immovable
+    box: a plastic impact on one contact below the ball's centre stops the ball (``v+ = 0``)
+    and leaves the box still (its rows: ``G v+ = 0`` means its 6 velocities are 0)."""
+    box = _box(client, [0.0, 0.0, 0.05])
+    p.createConstraint(box, -1, -1, -1, p.JOINT_FIXED, [0, 0, 0], [0, 0, 0], [0, 0, 0.05], physicsClientId=client)
+    ball = _sphere(client, 0.02, 0.1, [0.0, 0.0, 0.3])
+    (event,) = _first_landing(client)
+    assert event.bodies == (box, ball)
+    np.testing.assert_allclose(event.v_plus, 0.0, atol=1e-6)
+
+
+def test_a_driven_target_is_left_to_bullet_and_changes_no_world_model(client: int) -> None:
+    """``changeConstraint`` moving a constraint's child pivot drives a target (a mocap): the pivots'
+    relative velocity is the target's, so impacts do not hold it to zero and a
+    :class:`ConstraintIgnoredWarning` says so.  Changing a constraint touches the constraints
+    alone: the world is not modelled anew, and the resting-contact certificates keep skipping
+    steps while a target's force is changed every step."""
+    box = _box(client, [0.0, 0.0, 0.05])
+    grip = p.createConstraint(box, -1, -1, -1, p.JOINT_POINT2POINT, [0, 0, 0], [0, 0, 0], [0, 0, 0.05], physicsClientId=client)
+    simulator = ImpactSimulator("routh", client, seed=0)
+    for _ in range(60):
+        simulator.step()
+    world, skipped = simulator.world, simulator.budget_steps
+    for _ in range(60):
+        p.changeConstraint(grip, maxForce=50.0, physicsClientId=client)
+        simulator.step()
+    assert simulator.world is world and simulator.budget_steps > skipped + 50
+    assert [c.uid for c in simulator._constraints] == [grip]
+    p.changeConstraint(grip, [0.01, 0, 0.05], maxForce=50.0, physicsClientId=client)
+    with pytest.warns(ConstraintIgnoredWarning, match=f"constraint {grip} \\(point2point, its target moved by changeConstraint"):
+        simulator.step()
+    assert simulator._constraints == []

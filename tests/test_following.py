@@ -390,9 +390,10 @@ def test_step_commands_are_kept_for_simulated_clients_only(client: int) -> None:
 def test_time_step_gravity_constraints_and_restored_states_are_followed(client: int) -> None:
     """Each call that changes the world moves the client's version, and the simulator models the
     world anew at its next step: after ``setTimeStep(1/480)`` a step advances 1/480 s (not the
-    1/240 s it was built with); ``setGravity``, ``createConstraint``, ``changeConstraint``,
-    ``removeConstraint`` and ``restoreState`` are seen the same way, and the sphere pinned by
-    the constraint while the other falls still lands as an event."""
+    1/240 s it was built with); ``setGravity`` and ``restoreState`` are seen the same way.
+    ``createConstraint``, ``changeConstraint`` and ``removeConstraint`` move the constraints'
+    version alone (the simulator reads the constraints again), and the sphere pinned by the
+    constraint while the other falls still lands as an event."""
     p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
     _ground(client)
     sim = ImpactSimulator("routh", client=client, seed=0)
@@ -408,10 +409,12 @@ def test_time_step_gravity_constraints_and_restored_states_are_followed(client: 
         before = record.version
         call()
         assert record.version != before
-    before = record.version
+    before, constraints_before = record.version, record.constraints_version
     constraint = p.createConstraint(pinned, -1, -1, -1, p.JOINT_POINT2POINT, [0, 0, 0], [0, 0, 0], [1.0, 0.0, 1.0], physicsClientId=client)
+    assert record.constraints_version != constraints_before and record.version == before  # the constraints alone changed
+    constraints_before = record.constraints_version
     p.changeConstraint(constraint, maxForce=500.0, physicsClientId=client)
-    assert record.version != before
+    assert record.constraints_version != constraints_before and record.version == before
     sim.step()
     assert sim.time == pytest.approx(1.0 / 480.0, abs=1e-15)
     for _ in range(480):

@@ -13,12 +13,15 @@ the child's centre-of-mass frames (``getLinkState`` fields 0 and 1, ``getBasePos
 for a base); a child body of -1 is the world, its pivot in world coordinates.  A constraint's
 ``maxAppliedForce`` bounds its force during Bullet's steps; through an instantaneous impact it
 holds whatever impulse that takes.  Gear, prismatic and other kinds are reported by
-:func:`read_constraints` as not modelled: the impact ignores them.
+:func:`read_constraints` as not modelled: the impact ignores them.  So are the constraints
+whose target the user drives (``changeConstraint`` moving the child pivot or frame, as a
+mocap body is dragged): their pivots' relative velocity is the target's, not zero, and an
+impact that held them still would stop what they drag.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,15 +84,17 @@ class UserConstraint:
         return found
 
 
-def read_constraints(client: int) -> tuple[list[UserConstraint], list[str]]:
-    """The client's user constraints an impact honours, and a description of each it does not."""
+def read_constraints(client: int, driven: Collection[int] = ()) -> tuple[list[UserConstraint], list[str]]:
+    """The client's user constraints an impact honours, and a description of each it does not;
+    ``driven``: the constraints whose target the user moves (:attr:`.following.ClientWorld.driven`)."""
     modelled, ignored = [], []
     for index in range(p.getNumConstraints(physicsClientId=client)):
         uid = p.getConstraintUniqueId(index, physicsClientId=client)
         info = p.getConstraintInfo(uid, physicsClientId=client)
         parent_body, parent_link, child_body, child_link, kind = info[:5]
-        if kind not in MODELLED:
-            ignored.append(f"constraint {uid} ({KIND_NAMES.get(kind, str(kind))}, bodies {parent_body} and {child_body})")
+        if kind not in MODELLED or uid in driven:
+            what = KIND_NAMES.get(kind, str(kind)) + (", its target moved by changeConstraint" if uid in driven else "")
+            ignored.append(f"constraint {uid} ({what}, bodies {parent_body} and {child_body})")
             continue
         child = None if child_body < 0 else (child_body, child_link)
         modelled.append(UserConstraint(uid, (parent_body, parent_link), child, kind, tuple(info[6]), tuple(info[7])))

@@ -56,6 +56,8 @@ WORLD_CHANGES = (
     "changeConstraint",
     "removeConstraint",
 )
+#: The calls among :data:`WORLD_CHANGES` that change the constraints alone.
+CONSTRAINT_CHANGES = ("createConstraint", "changeConstraint", "removeConstraint")
 #: Commands that act during the next Bullet step only (PyBullet clears them after it): motor
 #: commands in ``TORQUE_CONTROL`` mode, external forces and torques.
 STEP_COMMANDS = (
@@ -110,6 +112,12 @@ class ClientWorld:
         The client's live simulators (:func:`follow` with the client).
     connected : bool
         False after ``disconnect``.
+    constraints_version : int
+        Bumped by ``createConstraint``, ``changeConstraint`` and ``removeConstraint``, which
+        change the constraints alone (not :attr:`version`: the bodies are as they were).
+    driven : set of int
+        Constraints whose child pivot or frame ``changeConstraint`` moved: targets the user
+        drives (a mocap), whose relative velocity is not zero.
     """
 
     client: int
@@ -121,6 +129,8 @@ class ClientWorld:
     commands: list[tuple[Callable[..., Any], tuple, dict]] = field(default_factory=list)
     simulators: int = 0
     connected: bool = True
+    constraints_version: int = field(default_factory=lambda: next(_versions))
+    driven: set[int] = field(default_factory=set)
 
     def changed(self, bodies: Iterable[int] = ()) -> None:
         """Bump the version; ``bodies`` were loaded or removed (what was known of their ids is void)."""
@@ -269,7 +279,15 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
         record.reset_version = record.version
         record.mjcf.clear()
         record.safe.clear()
+        record.driven.clear()
         record.erp.clear()  # a new dynamics world: PyBullet's default parameters
+    elif name in CONSTRAINT_CHANGES:
+        record.constraints_version = next(_versions)
+        uid = int(args[0] if args else kwargs.get("userConstraintUniqueId", -1))
+        if name == "removeConstraint":
+            record.driven.discard(uid)
+        elif name == "changeConstraint" and (len(args) > 1 or {"jointChildPivot", "jointChildFrameOrientation"} & set(kwargs)):
+            record.driven.add(uid)
     else:
         record.changed()
         # setDefaultContactERP sets what setPhysicsEngineParameter calls contactERP (btContactSolverInfo::m_erp2)

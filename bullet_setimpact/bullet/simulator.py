@@ -40,7 +40,7 @@ import numpy as np
 import pybullet as p
 
 from .._threads import blas_controller, one_blas_thread
-from ..core.problem import ImpactProblem, friction_basis
+from ..core.problem import ImpactProblem, free_basis, friction_basis
 from ..errors import (
     ConstraintIgnoredWarning,
     EventCapWarning,
@@ -436,6 +436,8 @@ class ImpactSimulator:
                     "created); expected a connected client"
                 )
             self._build(stacklevel=5)
+        elif self._record.constraints_version != self._constraints_version:
+            self._read_constraints(stacklevel=4)
 
     def _begin(self) -> _Step:
         """The step's context: its commands, and the state at its start, where the impacts of
@@ -472,7 +474,8 @@ class ImpactSimulator:
     def _read_constraints(self, stacklevel: int) -> None:
         """Read the user constraints impacts honour (:mod:`.constraints`), warning once of each
         one they do not model, at the caller of ``__init__`` or ``step`` (as :meth:`_check_damping`)."""
-        constraints, ignored = read_constraints(self.client)
+        self._constraints_version = self._record.constraints_version
+        constraints, ignored = read_constraints(self.client, self._record.driven)
         #: The user constraints impacts honour.
         self._constraints: list[UserConstraint] = constraints
         for description in ignored:
@@ -480,7 +483,7 @@ class ImpactSimulator:
                 self._constraints_warned.add(description)
                 warnings.warn(
                     f"{description} is not modelled in impacts: they treat its links as free, and Bullet enforces it "
-                    "in its steps only (impacts honour point2point and fixed constraints)",
+                    "in its steps only (impacts honour point2point and fixed constraints whose target is not driven)",
                     ConstraintIgnoredWarning,
                     stacklevel=stacklevel,
                 )
@@ -744,6 +747,8 @@ class ImpactSimulator:
         try:
             present = set(bodies) | self.world.static_bodies
             rows = constraint_rows([c for c in self._constraints if set(c.bodies) <= present], configuration)
+            if rows is not None and not free_basis(rows, configuration.model.nv).shape[1]:
+                return None, []  # the constraints hold every body of the impact still (welded to the world)
             problem, cluster = contact_problem(cluster, configuration, self.friction_directions, self._restitution(cluster), rows)
         except (SetImpactError, ValueError, np.linalg.LinAlgError) as exc:
             raise ImpactFailure(

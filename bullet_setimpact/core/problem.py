@@ -180,7 +180,10 @@ class ImpactProblem:
         #: Columns spanning the velocities the constraints allow (``G N = 0``), or None.
         self.free_basis: np.ndarray | None = None
         if constraints is not None:
-            self.constraints, self.free_basis = _free_basis(_finite_array("constraints", constraints, 2), nv)
+            self.constraints = _finite_array("constraints", constraints, 2)
+            self.free_basis = free_basis(self.constraints, nv)
+            if not self.free_basis.shape[1]:
+                raise ValueError(f"constraints fix every one of the {nv} velocities; expected some velocity left free")
             reduced = self.free_basis.T @ M @ self.free_basis
             cholesky = np.linalg.cholesky(0.5 * (reduced + reduced.T))
         self._cholesky = cholesky
@@ -421,15 +424,15 @@ class ImpactProblem:
 CONSTRAINT_RANK_TOL = 1e-10
 
 
-def _free_basis(G: np.ndarray, nv: int) -> tuple[np.ndarray, np.ndarray]:
-    """``G`` checked (``(r, nv)``), and an orthonormal basis ``N`` of its null space (SVD)."""
-    if G.shape[1:] != (nv,) or G.shape[0] == 0:
+def free_basis(constraints: np.ndarray, nv: int) -> np.ndarray:
+    """An orthonormal basis ``N`` (columns, SVD) of the velocities that bilateral ``constraints``
+    ``G`` (shape ``(r, nv)``, r >= 1) allow, ``G N = 0``; no column when they fix every velocity."""
+    G = np.asarray(constraints, dtype=float)
+    if G.ndim != 2 or G.shape[1:] != (nv,) or G.shape[0] == 0:
         raise ValueError(f"constraints must have shape (r, {nv}) with r >= 1, got {G.shape}")
     _, singular, vt = np.linalg.svd(G)
     rank = int((singular > CONSTRAINT_RANK_TOL * max(singular[0], 1e-300)).sum())
-    if rank == nv:
-        raise ValueError(f"constraints of rank {rank} fix every one of the {nv} velocities; expected rank < {nv}")
-    return G, vt[rank:].T
+    return vt[rank:].T
 
 
 #: Relative margin on :func:`step_lcp_bounds` (round-off must not cut off the bounded solution).
