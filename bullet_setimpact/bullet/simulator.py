@@ -742,8 +742,9 @@ class ImpactSimulator:
         """The impact problem of a cluster, as the law receives it: ``M(q)``, the contact
         Jacobians and friction, Bullet's combined restitution when the law honours it, the user
         constraints among the configuration's bodies, and the external force when the law reads
-        one (``needs_external_force``).  Returns it (None without contacts left) and the
-        contacts kept, or raises :class:`ImpactFailure`."""
+        one (``needs_external_force``).  Returns it (None without contacts left, or when the
+        constraints hold every body of the cluster still) and the contacts kept, or raises
+        :class:`ImpactFailure`."""
         try:
             present = set(bodies) | self.world.static_bodies
             rows = constraint_rows([c for c in self._constraints if set(c.bodies) <= present], configuration)
