@@ -248,3 +248,22 @@ def test_a_driven_target_is_left_to_bullet_and_changes_no_world_model(client: in
     with pytest.warns(ConstraintIgnoredWarning, match=f"constraint {grip} \\(point2point, its target moved by changeConstraint"):
         simulator.step()
     assert simulator._constraints == []
+
+
+def test_an_event_separates_the_constraints_energy_from_the_laws(client: int) -> None:
+    """Two spheres joined by a point2point constraint land with their pivots moving apart (set by
+    hand: the upper one 1 m/s faster downwards).  ``event.energy_before`` is the kinetic energy
+    of ``v_minus``; ``result.energy_before`` that of the velocity the law resolved, after the
+    constraint's impulse: equal masses joined end to end share their momentum, so that is
+    ``0.5 * 2 * ((v1 + v2) / 2)^2`` along z (the lateral parts are zero)."""
+    lower = _sphere(client, 0.1, 1.0, [0.0, 0.0, 0.1004])
+    upper = _sphere(client, 0.1, 1.0, [0.0, 0.0, 0.3004])
+    p.createConstraint(lower, -1, upper, -1, p.JOINT_POINT2POINT, [0, 0, 0], [0, 0, 0.1], [0, 0, -0.1], physicsClientId=client)
+    p.resetBaseVelocity(lower, [0, 0, -1.0], [0, 0, 0], physicsClientId=client)
+    p.resetBaseVelocity(upper, [0, 0, -2.0], [0, 0, 0], physicsClientId=client)
+    simulator = ImpactSimulator(RouthImpact(step="auto", max_steps=50), client, seed=0)
+    simulator.step()
+    event = simulator.events[0]
+    v1, v2 = event.v_minus[2], event.v_minus[8]
+    assert event.energy_before == pytest.approx(0.5 * (v1**2 + v2**2), rel=1e-12)
+    assert event.result.energy_before == pytest.approx(0.5 * 2.0 * ((v1 + v2) / 2.0) ** 2, rel=1e-9)

@@ -116,7 +116,9 @@ class ImpactEvent:
     problem : ImpactProblem
         The impact problem handed to the law.
     energy_before, energy_after : float
-        Kinetic energy [J] of ``v_minus`` and ``v_plus``.
+        Kinetic energy [J] of ``v_minus`` and ``v_plus``.  ``result.energy_before`` is that of
+        the velocity the law resolved: less than ``energy_before`` by what the user constraints'
+        own impulse took, equal without constraints.
     max_penetration : float
         Largest penetration among the contacts at the event [m] (``max(0, -min gap)``).
     law : str
