@@ -30,19 +30,10 @@ import pybullet as p
 from .configuration import Configuration
 from .contacts import Contact
 from .frames import inertial_frame, rotation_matrix
+from .inventory import JOINT_NAMES
 
 #: Constraint kinds an impact honours, with their number of velocity rows.
 MODELLED = {p.JOINT_POINT2POINT: 3, p.JOINT_FIXED: 6}
-#: PyBullet's name of each constraint kind, for messages.
-KIND_NAMES = {
-    p.JOINT_REVOLUTE: "revolute",
-    p.JOINT_PRISMATIC: "prismatic",
-    p.JOINT_SPHERICAL: "spherical",
-    p.JOINT_PLANAR: "planar",
-    p.JOINT_FIXED: "fixed",
-    p.JOINT_POINT2POINT: "point2point",
-    p.JOINT_GEAR: "gear",
-}
 
 
 @dataclass(frozen=True)
@@ -93,7 +84,7 @@ def read_constraints(client: int, driven: Collection[int] = ()) -> tuple[list[Us
         info = p.getConstraintInfo(uid, physicsClientId=client)
         parent_body, parent_link, child_body, child_link, kind = info[:5]
         if kind not in MODELLED or uid in driven:
-            what = KIND_NAMES.get(kind, str(kind)) + (", its target moved by changeConstraint" if uid in driven else "")
+            what = JOINT_NAMES.get(kind, str(kind)) + (", its target moved by changeConstraint" if uid in driven else "")
             ignored.append(f"constraint {uid} ({what}, bodies {parent_body} and {child_body})")
             continue
         child = None if child_body < 0 else (child_body, child_link)

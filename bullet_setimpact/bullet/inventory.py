@@ -17,13 +17,15 @@ import pybullet as p
 #: Velocity entries of each supported joint type (fixed joints carry none; planar joints
 #: are not supported).
 JOINT_DOFS = {p.JOINT_REVOLUTE: 1, p.JOINT_PRISMATIC: 1, p.JOINT_SPHERICAL: 3, p.JOINT_FIXED: 0}
-#: Names of the joint types, for error messages.
+#: Names of the joint and constraint types, for messages.
 JOINT_NAMES = {
     p.JOINT_REVOLUTE: "revolute",
     p.JOINT_PRISMATIC: "prismatic",
     p.JOINT_SPHERICAL: "spherical",
     p.JOINT_PLANAR: "planar",
     p.JOINT_FIXED: "fixed",
+    p.JOINT_POINT2POINT: "point2point",
+    p.JOINT_GEAR: "gear",
 }
 
 
