@@ -4,7 +4,7 @@ Three worlds, each built twice (plain Bullet and hooked) in one process and step
 alternate blocks of :data:`BLOCK` steps, so both see the same machine load:
 
 - ``a1``: pybullet_data's a1 on ``plane.urdf`` (a box ground), trotting open loop under
-  position control (diagonal legs in antiphase, :data:`A1_GAIT_HZ`), ``--seconds`` at 240 Hz;
+  position control (diagonal legs in antiphase, ``tests.pattern_envs.a1_world``), ``--seconds`` at 240 Hz;
 - ``minitaur``: pybullet_envs' Minitaur model (its ``Minitaur`` class: knee constraints,
   position-controlled motors), trotting open loop through its leg model;
 - ``panda_push``: panda-gym's ``PandaPush-v3`` with random actions, per ``env.step`` (each one
@@ -29,8 +29,6 @@ times whole ``env.step`` calls, as a training loop sees them.
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import statistics
 import sys
 import time
@@ -40,20 +38,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pybullet as p
-import pybullet_data
-from pybullet_utils.bullet_client import BulletClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/pattern_envs.py
 
 import bullet_setimpact
 from bullet_setimpact import ImpactSimulator, RouthImpact
-from tests.pattern_envs import minitaur_command, minitaur_world
+from tests.pattern_envs import a1_world, minitaur_command, minitaur_world, trot
 
 #: Steps each loop takes before the other takes its turn.
 BLOCK = 24
 DT = 1.0 / 240.0
-A1_GAIT_HZ = 2.25
 
 
 def law() -> RouthImpact:
@@ -92,45 +86,8 @@ def run_in_blocks(plain_step: Callable[[int], object], hooked_step: Callable[[in
     return timings
 
 
-def trot(client: BulletClient, joints: list[int], targets: Callable[[float], list[float]], force: float) -> Callable[[float], None]:
-    """Position-control commands of a trot: ``targets(t)`` for ``joints``."""
-
-    def command(t: float) -> None:
-        client.setJointMotorControlArray(0, joints, p.POSITION_CONTROL, targetPositions=targets(t), forces=[force] * len(joints))
-
-    return command
-
-
-def a1_world() -> tuple[BulletClient, list[int], Callable[[float], list[float]]]:
-    """The a1 standing on plane.urdf; its leg joints and the trot's joint targets at time t."""
-    client = BulletClient(connection_mode=p.DIRECT)
-    client.setGravity(0, 0, -9.81)
-    client.setPhysicsEngineParameter(fixedTimeStep=DT)
-    data = pybullet_data.getDataPath()
-    robot = client.loadURDF(os.path.join(data, "a1/a1.urdf"), [0, 0, 0.3])
-    client.loadURDF(os.path.join(data, "plane.urdf"))
-    legs = ["FR", "FL", "RR", "RL"]
-    named = {client.getJointInfo(robot, j)[1].decode(): j for j in range(client.getNumJoints(robot))}
-    joints = [named[f"{leg}_{part}_joint"] for leg in legs for part in ("hip", "upper", "lower")]
-    phase = {"FR": 0.0, "RL": 0.0, "FL": math.pi, "RR": math.pi}
-    stand = [0.0, 0.85, -1.7]
-    for joint, value in zip(joints, stand * 4, strict=True):
-        client.resetJointState(robot, joint, value)
-
-    def targets(t: float) -> list[float]:
-        values = []
-        ramp = min(1.0, t / 0.5)  # stand first, then trot
-        for leg in legs:
-            angle = 2 * math.pi * A1_GAIT_HZ * t + phase[leg]
-            lift = ramp * max(0.0, math.sin(angle))
-            values += [0.0, stand[1] - ramp * 0.2 * math.cos(angle) + 0.3 * lift, stand[2] - 0.6 * lift]
-        return values
-
-    return client, joints, targets
-
-
 def measure_a1(seconds: float) -> Timings:
-    (plain, plain_joints, targets), (hooked, hooked_joints, _) = a1_world(), a1_world()
+    (plain, plain_joints, targets), (hooked, hooked_joints, _) = a1_world(DT), a1_world(DT)
     simulator = ImpactSimulator(law(), hooked, seed=0)
     commands = (trot(plain, plain_joints, targets, 33.5), trot(hooked, hooked_joints, targets, 33.5))
     steps = round(seconds / DT)

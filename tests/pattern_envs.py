@@ -13,8 +13,9 @@ patterns are those of pybullet_envs and panda-gym:
 - :class:`Randomized`: mass and friction randomized per episode (domain randomization);
 - :class:`Spawner`: bodies spawned and removed mid-episode.
 
-and pybullet_envs' own Minitaur (:func:`minitaur_world`, :func:`minitaur_command`): knee loops
-closed by point2point constraints, position-controlled motors.
+and two walkers: pybullet_envs' own Minitaur (:func:`minitaur_world`, :func:`minitaur_command`),
+knee loops closed by point2point constraints and position-controlled motors; pybullet_data's a1
+trotting under position control (:func:`a1_world`, :func:`trot`).
 
 Observations are a body's base position; rewards are 0.
 """
@@ -27,6 +28,7 @@ import math
 import os
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +38,9 @@ import pybullet_data
 from pybullet_utils.bullet_client import BulletClient
 
 DATA = pybullet_data.getDataPath()
-#: The trot's frequency [Hz] (:func:`minitaur_command`).
+#: The trots' frequencies [Hz] (:func:`minitaur_command`, :func:`a1_world`).
 MINITAUR_GAIT_HZ = 2.0
+A1_GAIT_HZ = 2.25
 
 
 def pybullet_envs_module(name: str) -> types.ModuleType:
@@ -76,6 +79,43 @@ def minitaur_command(robot: Any, t: float) -> None:
     swing = [ramp * 0.3 * math.sin(angle + phase) for phase in phases]
     extension = [ramp * 0.35 * max(0.0, math.cos(angle + phase)) for phase in phases]
     robot.ApplyAction(robot.ConvertFromLegModel(np.array(swing + extension)))
+
+
+def trot(client: BulletClient, joints: list[int], targets: Callable[[float], list[float]], force: float) -> Callable[[float], None]:
+    """Position-control commands of a trot: ``targets(t)`` for ``joints``."""
+
+    def command(t: float) -> None:
+        client.setJointMotorControlArray(0, joints, p.POSITION_CONTROL, targetPositions=targets(t), forces=[force] * len(joints))
+
+    return command
+
+
+def a1_world(time_step: float) -> tuple[BulletClient, list[int], Callable[[float], list[float]]]:
+    """pybullet_data's a1 standing on plane.urdf (a box ground); its leg joints and the joint targets
+    at time t of a trot (diagonal legs in antiphase at :data:`A1_GAIT_HZ`, after 0.5 s standing up)."""
+    client = BulletClient(connection_mode=p.DIRECT)
+    client.setGravity(0, 0, -9.81)
+    client.setPhysicsEngineParameter(fixedTimeStep=time_step)
+    robot = client.loadURDF(os.path.join(DATA, "a1/a1.urdf"), [0, 0, 0.3])
+    client.loadURDF(os.path.join(DATA, "plane.urdf"))
+    legs = ["FR", "FL", "RR", "RL"]
+    named = {client.getJointInfo(robot, j)[1].decode(): j for j in range(client.getNumJoints(robot))}
+    joints = [named[f"{leg}_{part}_joint"] for leg in legs for part in ("hip", "upper", "lower")]
+    phase = {"FR": 0.0, "RL": 0.0, "FL": math.pi, "RR": math.pi}
+    stand = [0.0, 0.85, -1.7]
+    for joint, value in zip(joints, stand * 4, strict=True):
+        client.resetJointState(robot, joint, value)
+
+    def targets(t: float) -> list[float]:
+        values = []
+        ramp = min(1.0, t / 0.5)  # stand first, then trot
+        for leg in legs:
+            angle = 2 * math.pi * A1_GAIT_HZ * t + phase[leg]
+            lift = ramp * max(0.0, math.sin(angle))
+            values += [0.0, stand[1] - ramp * 0.2 * math.cos(angle) + 0.3 * lift, stand[2] - 0.6 * lift]
+        return values
+
+    return client, joints, targets
 
 
 class _Env:

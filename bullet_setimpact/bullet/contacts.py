@@ -223,6 +223,7 @@ class ContactFinder:
         self._vertices: dict[tuple[int, int], np.ndarray | None] = {}
         self._friction: dict[tuple[int, int], float] = {}
         self._reach: dict[tuple[int, int], float] = {}
+        self._geometries: dict[tuple[int, int], frozenset[int]] = {}
         self._merge_distances: dict[tuple, float] = {}
         self._poses: dict[tuple[int, int], _Frame] | None = None
         #: Each link's last pose (the bits PyBullet reported), inertial origin and rotation and
@@ -240,20 +241,23 @@ class ContactFinder:
         self._vertices.clear()
         self._friction.clear()
         self._reach.clear()
+        self._geometries.clear()
         self._merge_distances.clear()
         self._frames.clear()
+        #: Each body's links, the base (-1) first.
+        self.links = {body: range(-1, p.getNumJoints(body, physicsClientId=self.client)) for body in world_bodies(self.client)}
         # read every link's static data now, not in the first contact query (an impact)
-        for body in world_bodies(self.client):
-            for link in range(-1, p.getNumJoints(body, physicsClientId=self.client)):
+        for body, links in self.links.items():
+            for link in links:
                 self._link_vertices(body, link)
                 self._link_reach(body, link)
                 self.friction(body, link, body, link)
 
     # ------------------------------------------------------------------ gaps
-    def _closest_points(self, distance: float, bodies: set[int] | None) -> Iterator[tuple]:
-        """Bullet's ``getClosestPoints`` answers of every body pair within ``distance``
-        (``bodies``: only the pairs involving one of them)."""
-        for body_a, body_b in self.pairs:
+    def _closest_points(self, distance: float, bodies: set[int] | None, pairs: list[tuple[int, int]] | None = None) -> Iterator[tuple]:
+        """Bullet's ``getClosestPoints`` answers of every body pair (of ``pairs``, default
+        :attr:`pairs`) within ``distance`` (``bodies``: only the pairs involving one of them)."""
+        for body_a, body_b in self.pairs if pairs is None else pairs:
             if bodies is None or body_a in bodies or body_b in bodies:
                 yield from p.getClosestPoints(body_a, body_b, distance, physicsClientId=self.client)
 
@@ -264,14 +268,20 @@ class ContactFinder:
         """
         return [self._from_bullet(point) for point in self._closest_points(distance, bodies)]
 
-    def pair_gaps(self, distance: float, bodies: set[int] | None = None) -> dict[Pair, float]:
+    def pair_gaps(self, distance: float, bodies: set[int] | None = None, pairs: list[tuple[int, int]] | None = None) -> dict[Pair, float]:
         """Minimum gap of every link pair within ``distance``, keyed by :func:`pair_key` (no
-        :class:`Contact` is built: the resting-contact path calls this every step)."""
+        :class:`Contact` is built: the resting-contact path calls this every step); ``bodies`` and
+        ``pairs`` limit the body pairs as in :meth:`_closest_points`."""
         gaps: dict[Pair, float] = {}
-        for point in self._closest_points(distance, bodies):
+        for point in self._closest_points(distance, bodies, pairs):
             key = pair_key(((point[1], point[3]), (point[2], point[4])))
             gaps[key] = min(gaps.get(key, np.inf), float(point[8]))
         return gaps
+
+    def seed_gaps(self, body_a: int, body_b: int) -> dict[Pair, float]:
+        """Minimum gap of each link pair of two bodies within the seed band (``tolerance +
+        SEED_MARGIN``): the pairs :meth:`contacts` evaluates, by the same query."""
+        return self.pair_gaps(self.tolerance + SEED_MARGIN, pairs=[(body_a, body_b)])
 
     def link_gaps(self, link_pairs: list[Pair], distance: float) -> dict[Pair, float]:
         """Minimum gap of each of ``link_pairs`` within ``distance`` (absent beyond it)."""
@@ -519,9 +529,12 @@ class ContactFinder:
             )
         return min(box_separation(*box_a, *box_b) for box_a in sides[0] for box_b in sides[1])
 
-    def geometries(self, body: int, link: int) -> set[int]:
+    def geometries(self, body: int, link: int) -> frozenset[int]:
         """The geometry types (``p.GEOM_*``) of the link's collision shapes."""
-        return {shape.geometry for shape in self._link_shapes(body, link)}
+        key = (body, link)
+        if key not in self._geometries:
+            self._geometries[key] = frozenset(shape.geometry for shape in self._link_shapes(body, link))
+        return self._geometries[key]
 
     def _link_vertices(self, body: int, link: int) -> np.ndarray | None:
         """All box corners of a link in its inertial frame, ``(k, 3)``, or None."""

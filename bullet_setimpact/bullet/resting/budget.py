@@ -8,10 +8,11 @@ Slack, per link pair, after a full evaluation that found no arrival:
 - in contact through features: the least of ``tol - d`` over its touching features (they stay
   in contact) and ``d - tol`` over its other box corners (none enters contact);
 - out of contact at closest distance ``d``: ``d - tol - SEED_MARGIN`` (it stays out of the seed
-  band). A moving link against a static box or plane, not box against box, gets
-  ``min(d, box corner gaps) - tol``; two boxes within the seed band get their sharp distance
-  less ``tol`` (:meth:`DistanceBudget._out_of_contact`);
-- beyond the lookahead: ``LOOKAHEAD - tol - SEED_MARGIN``.
+  band). A moving link against a static box or plane, not box against box, within
+  ``SEED_MARGIN`` of the band, gets ``min(d, box corner gaps) - tol``; two boxes within the seed
+  band get their sharp distance less ``tol`` (:meth:`DistanceBudget._out_of_contact`);
+- beyond the lookahead: ``LOOKAHEAD - tol - SEED_MARGIN``, per body pair, spent by the links
+  not measured against every link of the other body.
 
 Spending. A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds
 its speed from the base and joint velocities (:class:`SpeedBound`). Bullet's semi-implicit
@@ -21,11 +22,15 @@ first order in the step for a multibody's links (the Jacobian changes along the 
 of two links' points changes by at most the sum of their displacements.
 
 The claim. While every pair's slack exceeds what its two links have spent (for the pairs beyond
-the lookahead, the most any link of the two bodies has spent), the full evaluation would find
+the lookahead, the most any of their links has spent), the full evaluation would find
 the same contact features and no new one. What is spent is measured again, not given up:
 
 - pairs measured by their closest distance: one ``getClosestPoints`` per spent link pair, or per
-  body pair when a pair beyond the lookahead may have come near (:meth:`DistanceBudget.remeasure`);
+  body pair when a pair beyond the lookahead may have come near (:meth:`DistanceBudget.remeasure`).
+  If the new slack of a pair out of contact would be spent within :data:`RENEWED_STEPS` steps
+  (a swinging leg), its body pair is *swept*: its accounts out of contact are dropped, and the
+  full evaluation's own seed query for the body pair is made every step instead
+  (:meth:`DistanceBudget.swept_clear`);
 - a pair in contact through box corners alone: evaluated again on its own, kept while the same
   corners touch (:meth:`DistanceBudget.touching_holds`). If its new slack would be spent within
   :data:`RENEWED_STEPS` steps, it is measured every step (:meth:`DistanceBudget.measured_hold`)
@@ -156,8 +161,13 @@ class _Measured(NamedTuple):
     slack: float  # its slack when last measured
 
 
-def _body(link: tuple[int, int]) -> int:
-    return link[0]
+#: A body and some of its links, as indices of :attr:`DistanceBudget.spent` (0 the base).
+Side = tuple[int, tuple[int, ...]]
+
+
+def _body(side: tuple[int, int] | Side) -> int:
+    """The body of a link ``(body, link)`` or of a :data:`Side`."""
+    return side[0]
 
 
 class DistanceBudget:
@@ -229,7 +239,10 @@ class DistanceBudget:
         #: The box pairs accounted by their sharp distance (:meth:`_out_of_contact`), keyed as
         #: PyBullet's contact points name them (either way round).
         self._sharp: dict[PointKey, Pair] = {}
-        self.bodies: dict[tuple[int, int], float] = {}
+        self.bodies: dict[tuple[Side, Side], float] = {}
+        #: Body pairs (in the order of :attr:`~.contacts.ContactFinder.pairs`) whose link pairs out
+        #: of contact have no account, checked by :meth:`swept_clear` every step instead.
+        self._swept: set[tuple[int, int]] = set()
         #: Spending bound of every moving link (the most any link was charged in a step, summed
         #: over the steps), its value when every account was last checked one by one, and the
         #: least headroom found then (accounts with a static side, accounts of two moving links).
@@ -240,7 +253,7 @@ class DistanceBudget:
         #: accounts the last one-by-one check of the others found (for :meth:`remeasure`).
         self._touching_check = _Check(math.inf, math.inf, [])
         self._touching_checked_at = -1.0
-        self._spent_bodies: list[tuple[int, int]] = []
+        self._spent_bodies: list[tuple[Side, Side]] = []
         self._spent_nearby: list[Pair] = []
 
     def spend(self, speeds: dict[int, list[float]], duration: float) -> None:
@@ -449,8 +462,7 @@ class DistanceBudget:
         :meth:`touching_holds` ran first."""
         if self._within_headroom():
             return True
-        most = self._most()
-        bodies = self._check(self.bodies, lambda body: most.get(body, 0.0), int)
+        bodies = self._check(self.bodies, self._unmeasured_spent, _body)
         nearby = self._check(self.nearby, self._spent, _body)
         self._spent_bodies, self._spent_nearby = bodies.spent, nearby.spent
         if bodies.spent or nearby.spent:
@@ -470,14 +482,44 @@ class DistanceBudget:
         if any(nearby.get(pair, np.inf) > self._tolerance for pair in self._closest):
             return False
         self._watch(nearby)
-        most = self._most()
         accounted = (pair for pair in nearby if (pair not in self.touching or pair in self._closest) and pair not in self._watched)
         measured = {pair: nearby[pair] for pair in accounted}
         self._sharp = {}
         self.nearby = {pair: self._threshold(pair, gap) for pair, gap in measured.items()}
-        band = self._tolerance + SEED_MARGIN
-        self.bodies = {(a, b): self._lookahead - band + most.get(a, 0.0) + most.get(b, 0.0) for a, b in self._finder.pairs}
+        self.bodies = self._beyond_lookahead(nearby)
+        if self._swept:
+            self._drop_swept_accounts()
         return self.others_hold()
+
+    def _beyond_lookahead(self, nearby: dict[Pair, float]) -> dict[tuple[Side, Side], float]:
+        """The account of each body pair's link pairs beyond the lookahead (those missing from
+        ``nearby``): ``lookahead - tol - SEED_MARGIN``, to be spent by the most any of its links
+        with such a partner has spent (:meth:`_unmeasured_spent`). A link measured against every
+        link of the other body (a foot near the ground) does not spend it."""
+        links = self._finder.links
+        partners: dict[tuple[int, int, int], int] = {}  # (link's body, link, other body) -> measured partners
+        for a, b in nearby:
+            partners[(*a, b[0])] = partners.get((*a, b[0]), 0) + 1
+            partners[(*b, a[0])] = partners.get((*b, a[0]), 0) + 1
+        band = self._tolerance + SEED_MARGIN
+        accounts = {}
+        for body_a, body_b in self._finder.pairs:
+            sides = []
+            for body, other in ((body_a, body_b), (body_a, body_b)[::-1]):
+                unmeasured = tuple(link + 1 for link in links[body] if partners.get((body, link, other), 0) < len(links[other]))
+                sides.append((body, unmeasured))
+            key = (sides[0], sides[1])
+            accounts[key] = self._lookahead - band + self._unmeasured_spent(sides[0]) + self._unmeasured_spent(sides[1])
+        return accounts
+
+    def _unmeasured_spent(self, side: Side) -> float:
+        """The most any of ``side``'s links (``(body, indices)``, index 0 the base) has spent (0 for a static body)."""
+        body, indices = side
+        if body not in self.spent or not indices:
+            return 0.0
+        if self._pending:
+            self._charge_links()
+        return float(self.spent[body][list(indices)].max())
 
     def remeasure(self) -> bool:
         """Measure again what :meth:`others_hold` just found spent: only the spent link pairs (one
@@ -490,7 +532,49 @@ class DistanceBudget:
         if any(gaps.get(pair, np.inf) > self._tolerance for pair in spent if pair in self._closest):
             return False
         self.nearby.update((pair, self._threshold(pair, gaps.get(pair, self._lookahead))) for pair in spent)
-        return self.others_hold()
+        return self._sweep_if_fleeting([pair for pair in spent if pair not in self._closest]) and self.others_hold()
+
+    def _sweep_if_fleeting(self, measured: list[Pair]) -> bool:
+        """Sweep the body pair of each just ``measured`` link pair out of contact whose new account
+        would be spent within :data:`RENEWED_STEPS` steps at the last step's spending (a swinging
+        foot): one seed query a step (:meth:`swept_clear`) costs less than measuring its spent
+        accounts again every step or two.  True when the body pairs swept anew are clear now (the
+        other swept ones were checked this step already)."""
+        fleeting = {
+            (pair[0][0], pair[1][0])
+            for pair in measured
+            if self.nearby[pair] - self._spent(pair[0]) - self._spent(pair[1]) <= RENEWED_STEPS * self._pair_charge(pair)
+        } - self._swept
+        if not fleeting:
+            return True
+        self._swept |= fleeting
+        self._drop_swept_accounts()
+        return self._clear(fleeting)
+
+    def _drop_swept_accounts(self) -> None:
+        """Drop the accounts of the swept body pairs' link pairs out of contact, those beyond the
+        lookahead included: :meth:`swept_clear` covers them all."""
+        swept, closest = self._swept, self._closest
+        self.nearby = {pair: slack for pair, slack in self.nearby.items() if (pair[0][0], pair[1][0]) not in swept or pair in closest}
+        self.bodies = {sides: slack for sides, slack in self.bodies.items() if (sides[0][0], sides[1][0]) not in swept}
+
+    def swept_clear(self) -> bool:
+        """True while no link pair of a swept body pair out of contact can be a contact of the full
+        evaluation: the query with which it seeds its contacts
+        (:meth:`~.contacts.ContactFinder.seed_gaps`), once per swept body pair, finds them beyond
+        the seed band or with slack left (:meth:`_clear`)."""
+        return self._clear(self._swept)
+
+    def _clear(self, swept: set[tuple[int, int]]) -> bool:
+        """Whether the seed query of each of the ``swept`` body pairs finds only link pairs in
+        contact, or out of contact with slack left (:meth:`_out_of_contact`: a foot just above the
+        ground, its corners and closest point beyond the tolerance)."""
+        touching = self.touching
+        for bodies in swept:
+            for pair, gap in self._finder.seed_gaps(*bodies).items():
+                if pair not in touching and not self._out_of_contact(pair, gap) > 0.0:
+                    return False
+        return True
 
     def _threshold(self, pair: Pair, gap: float) -> float:
         """The account of a link pair at closest distance ``gap``: a closest-point contact
@@ -512,7 +596,10 @@ class DistanceBudget:
         link above the face, never below the closest distance.  So a pair of a moving link and
         a static box or plane, not box against box, stays out of contact while its closest
         distance and the box corners of either link (the evaluation's other source, measured
-        sharp) stay beyond the tolerance; any other pair must stay out of the seed band.
+        sharp) stay beyond the tolerance; any other pair must stay out of the seed band.  That
+        adds at most ``SEED_MARGIN`` to the slack, so it is measured only for pairs within
+        ``SEED_MARGIN`` of the band (a link resting just above the face); a farther one (a
+        swinging foot) spends either soon, and its corner gaps would be measured at every step.
 
         Two boxes within the seed band (jenga blocks side by side, a box by a wall) are measured
         sharp instead (:meth:`~.contacts.ContactFinder.box_gap`): while that distance stays beyond
@@ -521,25 +608,22 @@ class DistanceBudget:
         contact is caught by :meth:`sharp_pairs_clear`.
         """
         a, b = pair
-        if gap <= self._tolerance + SEED_MARGIN and self._box_box(a, b):
+        band = self._tolerance + SEED_MARGIN
+        if gap <= band and self._box_box(a, b):
             sharp = self._finder.box_gap(pair)
             if sharp is not None and sharp > self._tolerance + SHARP_MARGIN:
                 self._sharp.update(dict.fromkeys(point_keys(pair), pair))
                 return sharp - self._tolerance - SHARP_MARGIN
-        if (a[0] in self.spent) == (b[0] in self.spent):  # two moving links (a static pair has no account)
-            return gap - (self._tolerance + SEED_MARGIN)
+        if gap > band + SEED_MARGIN or (a[0] in self.spent) == (b[0] in self.spent):  # far, or two moving links
+            return gap - band
         static = b if a[0] in self.spent else a
         if not self._finder.geometries(*static) <= {p.GEOM_BOX, p.GEOM_PLANE} or self._box_box(a, b):
-            return gap - (self._tolerance + SEED_MARGIN)
+            return gap - band
         return min(gap, min(self._finder.corner_gaps(pair, near=gap).values(), default=np.inf)) - self._tolerance
 
     def _box_box(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
         """Whether both links have a box (Bullet's manifold measures them sharp, ``getClosestPoints`` rounded)."""
         return p.GEOM_BOX in self._finder.geometries(*a) and p.GEOM_BOX in self._finder.geometries(*b)
-
-    def _most(self) -> dict[int, float]:
-        self._charge_links()
-        return {body: float(spent.max()) for body, spent in self.spent.items()}
 
     def _spent(self, link: tuple[int, int]) -> float:
         if self._pending:

@@ -49,6 +49,10 @@ calmed
 sharp
     Two boxes within the seed band, accounted by their exact box-box distance rather than by
     GJK's rounded one.
+swept
+    A body pair whose accounts out of contact would be spent every few steps (a swinging leg
+    over the ground): instead of accounts, the query that seeds the full evaluation is made for
+    it every step, and must find no link pair within the seed band but those in contact.
 
 The certificates are checked in the order :class:`RestingContact` lists them, cheapest first;
 the first that fails ends the check. They share the ledger: a certificate may renew an account
@@ -165,6 +169,17 @@ class SharpPairsClear(Certificate):
         return self.ledger.sharp_pairs_clear(after.manifold)
 
 
+class SweptPairsClear(Certificate):
+    """No link pair of a swept body pair came within the seed band, but those in contact: one
+    seed query per swept body pair (:meth:`~.budget.DistanceBudget.swept_clear`)."""
+
+    def __init__(self, ledger: DistanceBudget) -> None:
+        self.ledger = ledger
+
+    def holds(self, after: AfterStep) -> bool:
+        return self.ledger.swept_clear()
+
+
 class OutOfContactAccounts(Certificate):
     """No link pair out of contact came within the seed band (within the tolerance, for the
     pairs against a static box or plane), and no closest-point contact left the tolerance.
@@ -259,6 +274,7 @@ class RestingContact:
             NoSpeculativePush(self.finder, self.dynamic),
             WatchedContacts(ledger),
             SharpPairsClear(ledger),
+            SweptPairsClear(ledger),
             OutOfContactAccounts(ledger),
             MeasuredPairs(ledger),
         )
