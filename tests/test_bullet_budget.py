@@ -623,6 +623,42 @@ def test_the_certificates_change_no_event_while_robots_walk(walker: str, monkeyp
     assert len(certified) >= 8  # the feet strike
 
 
+def test_a_fixed_base_set_moving_under_a_budget_voids_its_still_links(client: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fixed base's links that no joint moves are at rest with it (``SpeedBound.still``), so an
+    account against them has a static side and keeps its headroom while the arm's joints move.
+    But Bullet moves a fixed base whose velocity the user sets: the budget must then check its
+    accounts one by one, or the base would reach the cube unseen.  A fixed-base arm (a 10 cm box
+    base, one revolute link above it), its base 5 cm from a resting ``cube_small`` on the box
+    ground, is set moving towards it at 0.5 m/s after 0.2 s: its base is a still link before,
+    and no budget keeps it still after; at every step the certificates skip, the full
+    evaluation finds no new contact; and the base reaches the cube.  (Impacts treat fixed
+    bases as at rest, so that contact is Bullet's, not an event.)"""
+    held = _check_every_skip(monkeypatch)
+    cube = _setup(client, "box")
+    half = p.getAABB(cube, -1, physicsClientId=client)[1][0]
+    base = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05] * 3, physicsClientId=client)
+    link = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.02, 0.02, 0.05], physicsClientId=client)
+    arm = p.createMultiBody(
+        0.0, base, -1, [-(half + 0.05 + 0.05), 0.0, 0.06], [0, 0, 0, 1],
+        linkMasses=[0.5], linkCollisionShapeIndices=[link], linkVisualShapeIndices=[-1],
+        linkPositions=[[0, 0, 0.12]], linkOrientations=[[0, 0, 0, 1]], linkInertialFramePositions=[[0, 0, 0]],
+        linkInertialFrameOrientations=[[0, 0, 0, 1]], linkParentIndices=[0], linkJointTypes=[p.JOINT_REVOLUTE],
+        linkJointAxis=[[0, 0, 1]], physicsClientId=client,
+    )  # fmt: skip
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0)
+    assert simulator._resting is not None and simulator._resting.speed_bound.still == {(arm, -1)}
+    for _ in range(48):
+        simulator.step()
+    assert len(held) >= 24
+    ledger = simulator._resting.ledger
+    assert ledger is not None and ledger._still  # the base's accounts have a static side
+    p.resetBaseVelocity(arm, [0.5, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
+    for _ in range(36):  # 0.15 s, 7.5 cm
+        simulator.step()
+        assert simulator._resting.ledger is None or not simulator._resting.ledger._still  # ... no longer
+    assert p.getClosestPoints(arm, cube, 0.0, -1, -1, physicsClientId=client)  # it reached the cube
+
+
 def test_resting_budget_takes_only_a_bool(client: int) -> None:
     with pytest.raises(ValueError, match="resting_budget must be True or False, got 'no'"):
         ImpactSimulator(get_law("routh"), client, resting_budget="no")

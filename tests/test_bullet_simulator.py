@@ -259,6 +259,20 @@ def test_floating_base_robot_drop(client: int, urdf: str, position: list[float])
     assert worst_penetration <= 5e-3
 
 
+def test_a_body_without_collision_shapes_is_not_searched(client: int) -> None:
+    """panda-gym's targets are ghosts: bodies without any collision shape, which can never touch
+    anything (a body's links cannot gain shapes).  The contact search leaves out their body
+    pairs, and keeps every other pair with a tracked body."""
+    ground = p.loadURDF(str(Path(pybullet_data.getDataPath()) / "plane.urdf"), physicsClientId=client)
+    cube = p.loadURDF(str(Path(pybullet_data.getDataPath()) / "cube_small.urdf"), [0, 0, 0.1], physicsClientId=client)
+    sphere = p.createVisualShape(p.GEOM_SPHERE, radius=0.02, physicsClientId=client)
+    ghost = p.createMultiBody(0.0, -1, sphere, [0, 0, 0.5], physicsClientId=client)
+    other = p.loadURDF(str(Path(pybullet_data.getDataPath()) / "cube_small.urdf"), [0.3, 0, 0.1], physicsClientId=client)
+    finder = ContactFinder(client, [cube, other], 1e-4)
+    assert finder.pairs == [(ground, cube), (ground, other), (cube, other)]
+    assert ghost not in {body for pair in finder.pairs for body in pair}
+
+
 # --------------------------------------------------------------------------- failures
 class _FailingLaw(ImpactLaw):
     """A law whose LCP always fails (injected fault)."""

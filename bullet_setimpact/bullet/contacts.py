@@ -235,8 +235,11 @@ class ContactFinder:
         self.refresh_bodies()
 
     def refresh_bodies(self) -> None:
-        """Re-read the world's bodies (call after loading or removing bodies)."""
-        self.pairs = [(a, b) for a, b in combinations(world_bodies(self.client), 2) if a in self.dynamic or b in self.dynamic]
+        """Re-read the world's bodies (call after loading or removing bodies).
+
+        :attr:`pairs` holds the body pairs with a tracked body, both with a collision shape (a
+        body without, as panda-gym's ghost targets, never touches anything: its links cannot
+        gain shapes)."""
         self._shapes.clear()
         self._vertices.clear()
         self._friction.clear()
@@ -252,6 +255,9 @@ class ContactFinder:
                 self._link_vertices(body, link)
                 self._link_reach(body, link)
                 self.friction(body, link, body, link)
+        solid = [body for body, links in self.links.items() if any(self._link_shapes(body, link) for link in links)]
+        #: The body pairs of the contact search.
+        self.pairs = [(a, b) for a, b in combinations(solid, 2) if a in self.dynamic or b in self.dynamic]
 
     # ------------------------------------------------------------------ gaps
     def _closest_points(self, distance: float, bodies: set[int] | None, pairs: list[tuple[int, int]] | None = None) -> Iterator[tuple]:

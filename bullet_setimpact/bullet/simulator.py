@@ -388,7 +388,11 @@ class ImpactSimulator:
             RestingContact(
                 self.client,
                 self.finder,
-                SpeedBound(self.client, {body: self._dynamic[body] for body in moving}),
+                SpeedBound(
+                    self.client,
+                    {body: self._dynamic[body] for body in moving},
+                    {body for body in moving if not self.world.body(body).floating},
+                ),
                 self._dynamic,
                 self.world.static_bodies,
                 self._snapshot,

@@ -38,15 +38,16 @@ the same contact features and no new one. What is spent is measured again, not g
 - a closest-point contact has no account: Bullet's manifold, read after every step anyway, bounds
   its gap (:meth:`DistanceBudget.watched_hold`).
 
-Checking every account costs O(1) while ``most`` stays within the headroom of the last
-one-by-one check. Bullet pushing a point out of contact is not bounded here: the certificate
+Checking every account costs O(1) while no link of the bodies it concerns has spent more than
+the headroom of the last one-by-one check (a resting box under a swinging arm keeps its
+headroom). Bullet pushing a point out of contact is not bounded here: the certificate
 :class:`~.certificates.NoSpeculativePush` checks for it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -62,6 +63,9 @@ SAFETY = 2.0
 #: its new slack outlasts this many steps at the last step's spending; otherwise it is evaluated
 #: every step (:meth:`DistanceBudget.measured_hold`).
 RENEWED_STEPS = 4.0
+#: A body pair whose account beyond the lookahead is spent is measured again out to this many
+#: lookaheads (:meth:`DistanceBudget._measure_far`).
+FAR_REACH = 4.0
 #: [m] Margin on a sharp box-box distance (:meth:`DistanceBudget._out_of_contact`) for the round-off
 #: between its arithmetic and the corner completion's.
 SHARP_MARGIN = 1e-9
@@ -84,12 +88,20 @@ class SpeedBound:
     path, each link ``k`` adds its *reach* ``rho_k``, the farthest point of its geometry (its
     world AABB's corners) or of its children's joint origins from its own joint origin.  The
     reaches are distances within one rigid link, read once at construction.
+
+    Of the bodies with a fixed base (``fixed``), the links that no movable joint moves are
+    :attr:`still`: at rest while the base is.
     """
 
-    def __init__(self, client: int, bodies: dict[int, tuple[int, ...]]) -> None:
+    def __init__(self, client: int, bodies: dict[int, tuple[int, ...]], fixed: Collection[int] = ()) -> None:
         #: Per body: ``[1, D_b, C]``, the speed bound per link (base first) is this matrix times
         #: ``[|v_b|, |w_b|, |qdot_1|, ...]``.
         self._terms = {body: self._distances(client, body, joints) for body, joints in bodies.items()}
+        #: The links ``(body, link)`` of fixed bases that no joint moves: they do not move while
+        #: their base is at rest (Bullet moves a fixed base whose velocity the user set).
+        self.still = frozenset(
+            (body, index - 1) for body in fixed if body in self._terms for index, row in enumerate(self._terms[body]) if not row[2:].any()
+        )
         #: Per body without movable joints: ``D_b`` of each link, the bound on Python floats
         #: (``|v_b| + |w_b| D_b``: one product a link, where NumPy's call costs microseconds).
         self._base_reaches = {body: terms[:, 1].tolist() for body, terms in self._terms.items() if terms.shape[1] == 2}
@@ -151,6 +163,7 @@ class _Check(NamedTuple):
     static: float  # least left of the accounts with a static side
     moving: float  # ... and of those of two moving links
     spent: list  # the accounts with nothing left
+    at: dict[int, float]  # the spending bound of each moving body of the accounts, at the check
 
 
 class _Measured(NamedTuple):
@@ -165,9 +178,9 @@ class _Measured(NamedTuple):
 Side = tuple[int, tuple[int, ...]]
 
 
-def _body(side: tuple[int, int] | Side) -> int:
-    """The body of a link ``(body, link)`` or of a :data:`Side`."""
-    return side[0]
+def _any_moves(links: Collection[tuple[int, int]], speeds: dict[int, list[float]]) -> bool:
+    """Whether the speed bound of one of ``links`` is not zero."""
+    return any(speeds[body][link + 1] > 0.0 for body, link in links if body in speeds)
 
 
 class DistanceBudget:
@@ -191,6 +204,8 @@ class DistanceBudget:
     corner_contacts : dict, optional
         The touching box corners (vertex features) of each link pair in contact through box
         corners alone, for measuring it again when its account is spent (:meth:`_touch_again`).
+    still : collection, optional
+        Links ``(body, link)`` of moving bodies that never move (:attr:`SpeedBound.still`).
     lookahead : float
         Distance [m] beyond which the link pairs missing from the measurements are.
     pairs : list
@@ -207,8 +222,13 @@ class DistanceBudget:
         lookahead: float,
         speeds: dict[int, list[float]],
         corner_contacts: dict[Pair, set[Feature]] | None = None,
+        still: Collection[tuple[int, int]] = frozenset(),
     ) -> None:
         self.touching = touching
+        #: Links at rest with their fixed base (:attr:`SpeedBound.still`): an account against them
+        #: has a static side.  Only the user sets a fixed base moving (Bullet then moves it), which
+        #: changes velocities: the simulator drops the budget, and the next one opens without them.
+        self._still = frozenset() if _any_moves(still, speeds) else frozenset(still)
         #: The same link pairs as PyBullet's contact points name them (:func:`~.events.pushed_by_bullet`).
         self.touching_keys = frozenset(key for pair in touching for key in point_keys(pair))
         self._corner_contacts = {} if corner_contacts is None else corner_contacts
@@ -243,16 +263,17 @@ class DistanceBudget:
         #: Body pairs (in the order of :attr:`~.contacts.ContactFinder.pairs`) whose link pairs out
         #: of contact have no account, checked by :meth:`swept_clear` every step instead.
         self._swept: set[tuple[int, int]] = set()
+        #: The watched contacts of the swept body pairs, checked by the seed query instead.
+        self._swept_watched: dict[tuple[int, int], list[Pair]] = {}
         #: Spending bound of every moving link (the most any link was charged in a step, summed
-        #: over the steps), its value when every account was last checked one by one, and the
-        #: least headroom found then (accounts with a static side, accounts of two moving links).
+        #: over the steps), and of every link of each moving body.
         self.most = 0.0
-        self._checked_at = 0.0
-        self._headroom = (0.0, 0.0)
-        #: The last one-by-one check of the touching accounts (at :attr:`most`), and the spent
-        #: accounts the last one-by-one check of the others found (for :meth:`remeasure`).
-        self._touching_check = _Check(math.inf, math.inf, [])
-        self._touching_checked_at = -1.0
+        self._body_most = dict.fromkeys(speeds, 0.0)
+        #: The last one-by-one checks that found no account spent, of the touching accounts and
+        #: of the others (None: check again), and the spent accounts the last check of the others
+        #: found (for :meth:`remeasure`).
+        self._touching_check: _Check | None = None
+        self._others_check: _Check | None = None
         self._spent_bodies: list[tuple[Side, Side]] = []
         self._spent_nearby: list[Pair] = []
 
@@ -265,7 +286,9 @@ class DistanceBudget:
         largest = 0.0
         for body, speed in speeds.items():
             peak = max(speed)
-            largest = max(largest, peak, self._peaks[body])
+            charge = max(peak, self._peaks[body])
+            self._body_most[body] += SAFETY * duration * charge
+            largest = max(largest, charge)
             self._peaks[body] = peak
         self.most += SAFETY * duration * largest
         self._last_step = (duration, self._last_step[2], speeds)
@@ -285,29 +308,42 @@ class DistanceBudget:
         self._speeds = self._pending[-1][0]
         self._pending.clear()
 
-    def _within_headroom(self) -> bool:
-        """Whether every account still holds because no link has spent more since the last
-        check of each than that check's headroom (twice for two moving links)."""
-        since = self.most - self._checked_at
-        return since < self._headroom[0] and 2.0 * since < self._headroom[1]
+    def _holds_since(self, check: _Check | None) -> bool:
+        """Whether every account of ``check`` still holds because no link of their bodies has spent
+        more since than the least left then (half of it, for accounts of two moving links)."""
+        if check is None:
+            return False
+        most = self._body_most
+        since = max([most[body] - at for body, at in check.at.items()], default=0.0)
+        return since < check.static and 2.0 * since < check.moving
 
-    def _check(self, accounts: dict, spent_of: Callable[[Any], float], body_of: Callable[[Any], int]) -> _Check:
+    def _check(self, accounts: dict, spent_of: Callable[[Any], float]) -> _Check:
         """One-by-one check of ``accounts`` (``(side_a, side_b) -> slack``, a side's spending
-        ``spent_of(side)``, its body ``body_of(side)``): the least left of those with a static
-        side and of those of two moving bodies, and the spent ones."""
+        ``spent_of(side)``): the least left of those with a static side and of those of two
+        moving sides (:meth:`_mover`), and the spent ones."""
         static = moving = math.inf
         spent = []
+        movers: set[int | None] = set()
         for pair, slack in accounts.items():
             a, b = pair
             spent_a, spent_b = spent_of(a), spent_of(b)
             if slack <= spent_a + spent_b:
                 spent.append(pair)
             left = slack - spent_a - spent_b
-            if body_of(a) in self.spent and body_of(b) in self.spent:
+            mover_a, mover_b = self._mover(a), self._mover(b)
+            movers.update((mover_a, mover_b))
+            if mover_a is not None and mover_b is not None:
                 moving = min(moving, left)
             else:
                 static = min(static, left)
-        return _Check(static, moving, spent)
+        most = self._body_most
+        return _Check(static, moving, spent, {body: most[body] for body in movers if body is not None})
+
+    def _mover(self, side: tuple[int, int] | Side) -> int | None:
+        """The moving body of a link ``(body, link)`` or of a :data:`Side`; None for a static body
+        or a link that never moves."""
+        body = side[0]
+        return None if body not in self.spent or side in self._still else body
 
     def watched_hold(self, manifold: Sequence[tuple]) -> bool:
         """True while every closest-point contact not of two boxes is within the tolerance: they
@@ -375,13 +411,12 @@ class DistanceBudget:
     def touching_holds(self) -> bool:
         """True while no box corner of a link pair in contact can have entered or left contact
         (spent pairs touching through box corners alone are measured again, :meth:`_touch_again`)."""
-        if self._within_headroom():
+        if self._holds_since(self._touching_check):
             return True
-        check = self._check(self.touching, self._spent, _body)
+        check = self._check(self.touching, self._spent)
         if check.spent and self._touch_again(check.spent):
-            check = self._check(self.touching, self._spent, _body)
-        self._touching_check = check
-        self._touching_checked_at = self.most
+            check = self._check(self.touching, self._spent)
+        self._touching_check = None if check.spent else check
         return not check.spent
 
     def _touch_again(self, spent: list[Pair]) -> bool:
@@ -442,7 +477,7 @@ class DistanceBudget:
             slack = self._renew(pair)
             if slack is None:
                 del self._measured[pair]
-                self._headroom = (0.0, 0.0)  # the new account is checked one by one next step
+                self._touching_check = None  # the new account is checked one by one next step
             else:
                 self._measured[pair] = self._measured[pair]._replace(slack=slack)
         return True
@@ -454,24 +489,19 @@ class DistanceBudget:
     def others_hold(self) -> bool:
         """True while no link pair out of contact can have come within the seed band
         (:data:`~.contacts.SEED_MARGIN`; within the tolerance for the pairs of
-        :meth:`_out_of_contact`) and no closest-point contact can have left the tolerance.
+        :meth:`_out_of_contact`) and no closest-point contact can have left the tolerance: O(1)
+        while the last one-by-one check's headroom lasts (:meth:`_holds_since`)."""
+        return self._holds_since(self._others_check) or self._check_others()
 
-        When these accounts hold, records the least headroom of all accounts, the touching ones
-        included (checked at this spending if they were not), for :meth:`_within_headroom`; a
-        spent touching account leaves no headroom, so the result does not depend on whether
-        :meth:`touching_holds` ran first."""
-        if self._within_headroom():
-            return True
-        bodies = self._check(self.bodies, self._unmeasured_spent, _body)
-        nearby = self._check(self.nearby, self._spent, _body)
+    def _check_others(self) -> bool:
+        """:meth:`others_hold` checking every account out of contact one by one (after they changed)."""
+        bodies = self._check(self.bodies, self._unmeasured_spent)
+        nearby = self._check(self.nearby, self._spent)
         self._spent_bodies, self._spent_nearby = bodies.spent, nearby.spent
         if bodies.spent or nearby.spent:
+            self._others_check = None
             return False
-        if self._touching_checked_at != self.most:  # the touching accounts at this spending
-            self.touching_holds()
-        touching = self._touching_check
-        self._headroom = (min(touching.static, bodies.static, nearby.static), min(touching.moving, bodies.moving, nearby.moving))
-        self._checked_at = self.most
+        self._others_check = _Check(min(bodies.static, nearby.static), min(bodies.moving, nearby.moving), [], {**bodies.at, **nearby.at})
         return True
 
     def measure(self, nearby: dict[Pair, float]) -> bool:
@@ -482,34 +512,36 @@ class DistanceBudget:
         if any(nearby.get(pair, np.inf) > self._tolerance for pair in self._closest):
             return False
         self._watch(nearby)
-        accounted = (pair for pair in nearby if (pair not in self.touching or pair in self._closest) and pair not in self._watched)
-        measured = {pair: nearby[pair] for pair in accounted}
         self._sharp = {}
-        self.nearby = {pair: self._threshold(pair, gap) for pair, gap in measured.items()}
-        self.bodies = self._beyond_lookahead(nearby)
+        self.nearby = {pair: self._threshold(pair, gap) for pair, gap in nearby.items() if self._accounted(pair)}
+        self.bodies = self._beyond(nearby, self._finder.pairs, self._lookahead)
         if self._swept:
             self._drop_swept_accounts()
-        return self.others_hold()
+        return self._check_others()
 
-    def _beyond_lookahead(self, nearby: dict[Pair, float]) -> dict[tuple[Side, Side], float]:
-        """The account of each body pair's link pairs beyond the lookahead (those missing from
-        ``nearby``): ``lookahead - tol - SEED_MARGIN``, to be spent by the most any of its links
-        with such a partner has spent (:meth:`_unmeasured_spent`). A link measured against every
-        link of the other body (a foot near the ground) does not spend it."""
+    def _accounted(self, pair: Pair) -> bool:
+        """Whether a measured link pair gets an account in :attr:`nearby`: out of contact, or a
+        closest-point contact not watched from Bullet's manifold."""
+        return (pair not in self.touching or pair in self._closest) and pair not in self._watched
+
+    def _beyond(self, measured: dict[Pair, float], body_pairs: list[tuple[int, int]], reach: float) -> dict[tuple[Side, Side], float]:
+        """The account of each of ``body_pairs``' link pairs beyond ``reach`` (those missing from
+        ``measured``, every link pair within ``reach``): ``reach - tol - SEED_MARGIN``, to be spent
+        by the most any of its links with such a partner has spent (:meth:`_unmeasured_spent`).
+        A link measured against every link of the other body (a foot near the ground) does not spend it."""
         links = self._finder.links
         partners: dict[tuple[int, int, int], int] = {}  # (link's body, link, other body) -> measured partners
-        for a, b in nearby:
+        for a, b in measured:
             partners[(*a, b[0])] = partners.get((*a, b[0]), 0) + 1
             partners[(*b, a[0])] = partners.get((*b, a[0]), 0) + 1
         band = self._tolerance + SEED_MARGIN
         accounts = {}
-        for body_a, body_b in self._finder.pairs:
+        for body_a, body_b in body_pairs:
             sides = []
-            for body, other in ((body_a, body_b), (body_a, body_b)[::-1]):
+            for body, other in ((body_a, body_b), (body_b, body_a)):
                 unmeasured = tuple(link + 1 for link in links[body] if partners.get((body, link, other), 0) < len(links[other]))
                 sides.append((body, unmeasured))
-            key = (sides[0], sides[1])
-            accounts[key] = self._lookahead - band + self._unmeasured_spent(sides[0]) + self._unmeasured_spent(sides[1])
+            accounts[sides[0], sides[1]] = reach - band + self._unmeasured_spent(sides[0]) + self._unmeasured_spent(sides[1])
         return accounts
 
     def _unmeasured_spent(self, side: Side) -> float:
@@ -522,17 +554,30 @@ class DistanceBudget:
         return float(self.spent[body][list(indices)].max())
 
     def remeasure(self) -> bool:
-        """Measure again what :meth:`others_hold` just found spent: only the spent link pairs (one
-        ``getClosestPoints`` each, :meth:`~.contacts.ContactFinder.link_gaps`), or every body
-        pair (:meth:`measure`) when an account of the pairs beyond the lookahead is spent."""
+        """Measure again what :meth:`others_hold` just found spent: the spent link pairs (one
+        ``getClosestPoints`` each, :meth:`~.contacts.ContactFinder.link_gaps`), or the body pairs
+        whose account beyond the lookahead is spent (:meth:`_measure_far`)."""
         if self._spent_bodies:
-            return self.measure(self._finder.pair_gaps(self._lookahead))
+            return self._measure_far([(a[0], b[0]) for a, b in self._spent_bodies])
         spent = self._spent_nearby
         gaps = self._finder.link_gaps(spent, self._lookahead)
         if any(gaps.get(pair, np.inf) > self._tolerance for pair in spent if pair in self._closest):
             return False
         self.nearby.update((pair, self._threshold(pair, gaps.get(pair, self._lookahead))) for pair in spent)
-        return self._sweep_if_fleeting([pair for pair in spent if pair not in self._closest]) and self.others_hold()
+        return self._sweep_if_fleeting([pair for pair in spent if pair not in self._closest]) and self._check_others()
+
+    def _measure_far(self, body_pairs: list[tuple[int, int]]) -> bool:
+        """Measure ``body_pairs`` again, every link pair within :data:`FAR_REACH` lookaheads (one
+        ``getClosestPoints`` per body pair): each gets an account of its own, and the body pair one
+        for the link pairs beyond that reach (an arm high above the floor keeps it for long)."""
+        reach = FAR_REACH * self._lookahead
+        gaps = self._finder.pair_gaps(reach, pairs=body_pairs)
+        if any(gap > self._tolerance for pair, gap in gaps.items() if pair in self._closest):
+            return False
+        self.nearby.update((pair, self._threshold(pair, gap)) for pair, gap in gaps.items() if self._accounted(pair))
+        self.bodies = {sides: slack for sides, slack in self.bodies.items() if (sides[0][0], sides[1][0]) not in body_pairs}
+        self.bodies.update(self._beyond(gaps, body_pairs, reach))
+        return self._check_others()
 
     def _sweep_if_fleeting(self, measured: list[Pair]) -> bool:
         """Sweep the body pair of each just ``measured`` link pair out of contact whose new account
@@ -553,10 +598,15 @@ class DistanceBudget:
 
     def _drop_swept_accounts(self) -> None:
         """Drop the accounts of the swept body pairs' link pairs out of contact, those beyond the
-        lookahead included: :meth:`swept_clear` covers them all."""
+        lookahead included, and stop watching their closest-point contacts from Bullet's
+        manifold: :meth:`swept_clear` covers them all."""
         swept, closest = self._swept, self._closest
         self.nearby = {pair: slack for pair, slack in self.nearby.items() if (pair[0][0], pair[1][0]) not in swept or pair in closest}
         self.bodies = {sides: slack for sides, slack in self.bodies.items() if (sides[0][0], sides[1][0]) not in swept}
+        for pair in [pair for pair in self._watched if (pair[0][0], pair[1][0]) in swept]:
+            del self._watched[pair]
+            self._swept_watched.setdefault((pair[0][0], pair[1][0]), []).append(pair)
+        self._watched_keys = {key: pair for key, pair in self._watched_keys.items() if pair in self._watched}
 
     def swept_clear(self) -> bool:
         """True while no link pair of a swept body pair out of contact can be a contact of the full
@@ -566,12 +616,16 @@ class DistanceBudget:
         return self._clear(self._swept)
 
     def _clear(self, swept: set[tuple[int, int]]) -> bool:
-        """Whether the seed query of each of the ``swept`` body pairs finds only link pairs in
-        contact, or out of contact with slack left (:meth:`_out_of_contact`: a foot just above the
-        ground, its corners and closest point beyond the tolerance)."""
-        touching = self.touching
+        """Whether the seed query of each of the ``swept`` body pairs finds its watched contacts
+        within the tolerance, and no other link pair but those in contact, or out of contact with
+        slack left (:meth:`_out_of_contact`: a foot just above the ground, its corners and closest
+        point beyond the tolerance)."""
+        touching, tolerance = self.touching, self._tolerance
         for bodies in swept:
-            for pair, gap in self._finder.seed_gaps(*bodies).items():
+            gaps = self._finder.seed_gaps(*bodies)
+            if not all(gaps.get(pair, math.inf) <= tolerance for pair in self._swept_watched.get(bodies, ())):
+                return False
+            for pair, gap in gaps.items():
                 if pair not in touching and not self._out_of_contact(pair, gap) > 0.0:
                     return False
         return True
@@ -640,7 +694,12 @@ def corner_slack(tolerance: float, touching: dict[Feature, float], corners: dict
 
 
 def budget(
-    finder: ContactFinder, contacts: list[Contact], nearby: dict[Pair, float], lookahead: float, speeds: dict[int, list[float]]
+    finder: ContactFinder,
+    contacts: list[Contact],
+    nearby: dict[Pair, float],
+    lookahead: float,
+    speeds: dict[int, list[float]],
+    still: Collection[tuple[int, int]] = frozenset(),
 ) -> DistanceBudget | None:
     """The budget after a full evaluation whose ``contacts`` are all touching (see module
     docstring), or None when it has no slack; ``nearby`` holds the closest distance of the
@@ -669,5 +728,5 @@ def budget(
             touching[link_pair] = corner_slack(tolerance, gaps, corners)
             if all(feature[0] == "vertex" for feature in gaps):
                 corner_contacts[link_pair] = set(gaps)
-    result = DistanceBudget(finder, touching, closest, lookahead, speeds, corner_contacts)
+    result = DistanceBudget(finder, touching, closest, lookahead, speeds, corner_contacts, still)
     return result if result.touching_holds() and result.measure(nearby) else None

@@ -26,7 +26,8 @@ spent
     ``SAFETY dt`` times the larger of the link's point-speed bounds at the step's start and end
     (:class:`~.budget.SpeedBound`).
 most
-    The same sum taken with the largest bound of any link: it bounds every link's spent.
+    The same sum taken with the largest bound of any link: it bounds every link's spent. Each
+    moving body has its own, taken over its links.
 pending
     Steps already added to ``most`` but not yet to each link's spent; they are charged at the
     next one-by-one check of the accounts.
@@ -34,8 +35,9 @@ account
     A link pair's slack, kept as a threshold on what its two links have spent. It holds while
     ``spent(a) + spent(b) < threshold``. A pair measured again keeps its account.
 headroom
-    The least ``threshold - spent`` that the last one-by-one check found. Until ``most`` has
-    grown by it (by half of it for two moving links), no account can be spent: an O(1) check.
+    The least ``threshold - spent`` that the last one-by-one check found. Until the ``most`` of
+    one of the bodies checked has grown by it (by half of it for two moving links), no account
+    can be spent: an O(1) check. The touching accounts and the others are checked apart.
 watched
     A closest-point contact (a sphere, mesh or capsule resting on the ground) without an
     account: Bullet's contact manifold bounds its gap each step.
@@ -262,7 +264,7 @@ class RestingContact:
             self._wait -= 1
             return None
         end = self.snapshot()
-        self.ledger = budget(self.finder, contacts, dict(nearby), self.lookahead, self.speed_bound.speeds(end))
+        self.ledger = budget(self.finder, contacts, dict(nearby), self.lookahead, self.speed_bound.speeds(end), self.speed_bound.still)
         self._age = 0
         if self.ledger is None:
             self._failed()
