@@ -64,7 +64,7 @@ from bullet_setimpact import ImpactSimulator, ManifoldCompletionWarning, RouthIm
 from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.events import contact_points, pushed_by_bullet
 from bullet_setimpact.bullet.examples import load_planar_example
-from bullet_setimpact.bullet.resting.budget import SpeedBound
+from bullet_setimpact.bullet.resting.budget import MotionBound
 from bullet_setimpact.bullet.state import Snapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/drop_worlds.py
@@ -226,7 +226,7 @@ def required_calls(
     contact points through :func:`~bullet_setimpact.bullet.events.contact_points`).  ``least``
     adds what the hook must do with their answers, through the package's own functions: the
     state read before the step compared with the last one (:meth:`Snapshot.is_current`), the
-    speed bound of every link (:class:`~bullet_setimpact.bullet.resting.budget.SpeedBound`), Bullet's
+    displacement bound of every link over the step (:class:`~bullet_setimpact.bullet.resting.budget.MotionBound`), Bullet's
     points scanned for pushed ones (:func:`~bullet_setimpact.bullet.events.pushed_by_bullet`)
     and the static poses compared; none of the distance budget's bookkeeping.  Both are timed
     with Bullet's step between their calls, as the hooked loop makes them (they too evict some
@@ -235,7 +235,7 @@ def required_calls(
     bodies = [(model.body, model.joints, reads[model.spherical]) for model in simulator.world.bodies]
     single_dof = {model.body for model in simulator.world.bodies if not model.spherical}
     statics = {body: p.getBasePositionAndOrientation(body, client) for body in sorted(simulator.world.static_bodies)}
-    speed_bound = SpeedBound(client, moving)
+    motion_bound = MotionBound(client, moving)
     touching_keys = {point[1:5] for point in contact_points(client)}  # the pairs at rest (no point of theirs is pushed)
     last = [Snapshot.take(client, moving, single_dof)]
 
@@ -261,8 +261,9 @@ def required_calls(
         p.getPhysicsEngineParameters(client)["fixedTimeStep"]
         last[0].is_current()  # False only at a block's first step: the other loops stepped the world
         p.stepSimulation(client)
-        last[0] = Snapshot.take(client, moving, single_dof)
-        speed_bound.speeds(last[0])
+        now = Snapshot.take(client, moving, single_dof)
+        motion_bound.displacements(last[0], now)
+        last[0] = now
         pushed_by_bullet(client, simulator.finder, moving, simulator.contact_tolerance, (), touching_keys, contact_points(client))
         all(p.getBasePositionAndOrientation(body, client) == pose for body, pose in statics.items())
 

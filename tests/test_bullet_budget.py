@@ -126,63 +126,140 @@ def test_a_resting_body_struck_by_its_neighbour_gets_its_impact(client: int, gro
     assert event.max_penetration <= LOCALIZED
 
 
-def test_speed_bound_holds_at_every_box_corner_of_a_random_chain(client: int) -> None:
-    """The budget's speed bound (``SpeedBound``, from base and joint velocities only) is at
-    least the speed of every material point: checked at the 8 corners of every box link of a
-    floating chain with revolute, prismatic and spherical joints at random velocities.  A
-    corner's velocity is its link's centre-of-mass velocity plus ``w x (x - c)`` with both read
-    from ``getLinkState(computeLinkVelocity=1)``, independently of the bound's joint-path sum."""
-    from bullet_setimpact.bullet.frames import rotation_matrix
-    from bullet_setimpact.bullet.inventory import movable_joints
-    from bullet_setimpact.bullet.resting.budget import SpeedBound
-    from bullet_setimpact.bullet.state import Snapshot
+#: Half extents [m] of every box link of :func:`_random_chain`, and its joint types.
+CHAIN_HALF = [0.05, 0.1, 0.2]
+CHAIN_JOINTS = [p.JOINT_REVOLUTE, p.JOINT_PRISMATIC, p.JOINT_SPHERICAL, p.JOINT_REVOLUTE, p.JOINT_FIXED]
+#: The 8 corners of a chain link's box, in its collision shape's frame.
+CHAIN_CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * CHAIN_HALF
 
-    half = [0.05, 0.1, 0.2]
-    box = p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=client)
-    types = [p.JOINT_REVOLUTE, p.JOINT_PRISMATIC, p.JOINT_SPHERICAL, p.JOINT_REVOLUTE, p.JOINT_FIXED]
+
+def _random_chain(client: int) -> tuple[int, list[int]]:
+    """A floating chain of 6 boxes (``CHAIN_HALF``), each 0.45 m above its parent, joined by
+    revolute, prismatic, spherical, revolute and fixed joints; its movable joints."""
+    from bullet_setimpact.bullet.inventory import movable_joints
+
+    box = p.createCollisionShape(p.GEOM_BOX, halfExtents=CHAIN_HALF, physicsClientId=client)
     body = p.createMultiBody(
         1.0, box, -1, [0, 0, 1], [0, 0, 0, 1],
         linkMasses=[0.5] * 5, linkCollisionShapeIndices=[box] * 5, linkVisualShapeIndices=[-1] * 5,
         linkPositions=[[0, 0, 0.45]] * 5, linkOrientations=[[0, 0, 0, 1]] * 5,
         linkInertialFramePositions=[[0.02, 0.01, 0.1]] * 5, linkInertialFrameOrientations=[[0, 0, 0, 1]] * 5,
-        linkParentIndices=[0, 1, 2, 3, 4], linkJointTypes=types, linkJointAxis=[[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 0], [1, 0, 0]],
-        physicsClientId=client,
+        linkParentIndices=[0, 1, 2, 3, 4], linkJointTypes=CHAIN_JOINTS,
+        linkJointAxis=[[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 0], [1, 0, 0]], physicsClientId=client,
     )  # fmt: skip
-    joints = movable_joints(client, body)
+    return body, movable_joints(client, body)
+
+
+def _randomize_chain(client: int, body: int, joints: list[int], rng: np.random.Generator) -> None:
+    """A random pose and velocity of the chain, and random joint positions and rates."""
+    orientation = rng.normal(size=4)
+    p.resetBasePositionAndOrientation(body, rng.normal(size=3), orientation / np.linalg.norm(orientation), physicsClientId=client)
+    p.resetBaseVelocity(body, rng.normal(size=3), rng.normal(size=3), physicsClientId=client)
+    for joint in joints:
+        dofs = 3 if CHAIN_JOINTS[joint] == p.JOINT_SPHERICAL else 1
+        position = list(p.getQuaternionFromEuler(rng.normal(size=3))) if dofs == 3 else [rng.normal()]
+        p.resetJointStateMultiDof(body, joint, position, list(rng.normal(size=dofs) * 3), physicsClientId=client)
+
+
+def _chain_corners(client: int, body: int, link: int) -> tuple[np.ndarray, np.ndarray]:
+    """The world corners of a chain link's box and its centre of mass, from ``getLinkState``."""
+    from bullet_setimpact.bullet.frames import rotation_matrix
+
+    if link == -1:
+        com, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+    else:
+        com, orientation = p.getLinkState(body, link, computeForwardKinematics=1, physicsClientId=client)[:2]
+    shape = p.getCollisionShapeData(body, link, physicsClientId=client)[0]  # its pose in the inertial frame
+    points = np.array(com) + (np.array(shape[5]) + CHAIN_CORNERS @ rotation_matrix(shape[6]).T) @ rotation_matrix(orientation).T
+    return points, np.array(com)
+
+
+def _straight_chain(client: int, body: int, joints: list[int], turned: float) -> None:
+    """The chain straight up at rest, joint 0 turned by ``turned`` [rad] and turning at 2 rad/s."""
+    p.resetBasePositionAndOrientation(body, [0, 0, 1], [0, 0, 0, 1], physicsClientId=client)
+    p.resetBaseVelocity(body, [0, 0, 0], [0, 0, 0], physicsClientId=client)
+    for joint in joints:
+        straight = [0.0, 0.0, 0.0, 1.0] if CHAIN_JOINTS[joint] == p.JOINT_SPHERICAL else [turned if joint == 0 else 0.0]
+        p.resetJointStateMultiDof(body, joint, straight, [2.0] if joint == 0 else [0.0] * (len(straight) - 1 or 1), physicsClientId=client)
+
+
+def test_motion_bound_speeds_hold_at_every_box_corner_of_a_random_chain(client: int) -> None:
+    """The budget's speed bound (``MotionBound.speeds``, from base and joint velocities only) is
+    at least the speed of every material point: checked at the 8 corners of every box link of a
+    floating chain with revolute, prismatic and spherical joints at random velocities.  A
+    corner's velocity is its link's centre-of-mass velocity plus ``w x (x - c)`` with both read
+    from ``getLinkState(computeLinkVelocity=1)``, independently of the bound's joint-path sum."""
+    from bullet_setimpact.bullet.resting.budget import MotionBound
+    from bullet_setimpact.bullet.state import Snapshot
+
+    body, joints = _random_chain(client)
     rng = np.random.default_rng(3)
-    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * half
     for _ in range(20):
-        orientation = rng.normal(size=4)
-        p.resetBasePositionAndOrientation(body, rng.normal(size=3), orientation / np.linalg.norm(orientation), physicsClientId=client)
-        p.resetBaseVelocity(body, rng.normal(size=3), rng.normal(size=3), physicsClientId=client)
-        for joint in joints:
-            dofs = 3 if types[joint] == p.JOINT_SPHERICAL else 1
-            position = list(p.getQuaternionFromEuler(rng.normal(size=3))) if dofs == 3 else [rng.normal()]
-            p.resetJointStateMultiDof(body, joint, position, list(rng.normal(size=dofs) * 3), physicsClientId=client)
-        bound = SpeedBound(client, {body: joints}).speeds(Snapshot.take(client, {body: joints}))[body]
+        _randomize_chain(client, body, joints, rng)
+        bound = MotionBound(client, {body: joints}).speeds(Snapshot.take(client, {body: joints}))[body]
         for link in range(-1, 5):
             if link == -1:
-                com, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
                 linear, angular = p.getBaseVelocity(body, physicsClientId=client)
             else:
-                state = p.getLinkState(body, link, computeLinkVelocity=1, computeForwardKinematics=1, physicsClientId=client)
-                com, orientation, linear, angular = state[0], state[1], state[6], state[7]
-            shape = p.getCollisionShapeData(body, link, physicsClientId=client)[0]  # its pose in the inertial frame
-            inertial = rotation_matrix(orientation)
-            points = np.array(com) + (np.array(shape[5]) + corners @ rotation_matrix(shape[6]).T) @ inertial.T
-            speeds = np.linalg.norm(np.array(linear) + np.cross(angular, points - np.array(com)), axis=1)
+                linear, angular = p.getLinkState(body, link, computeLinkVelocity=1, computeForwardKinematics=1, physicsClientId=client)[6:8]
+            points, com = _chain_corners(client, body, link)
+            speeds = np.linalg.norm(np.array(linear) + np.cross(angular, points - com), axis=1)
             assert speeds.max() <= bound[link + 1] * (1 + 1e-9), (link, speeds.max(), bound[link + 1])
     # and it is nearly tight: the chain straight up, only joint 0 turning at 2 rad/s.  Link 4's
     # frame is 4 x 0.45 m above joint 0 and its box reaches 0.2 m further along z, so its farthest
     # corner is sqrt(0.05^2 + 0.1^2 + 2.0^2) = 2.0031 m from the axis point and moves at 4.0062 m/s;
     # the bound sums the reaches 4 x 0.45 + |(0.05, 0.1, 0.2)| = 2.0291 m, times 2 rad/s = 4.0583 m/s.
-    p.resetBasePositionAndOrientation(body, [0, 0, 1], [0, 0, 0, 1], physicsClientId=client)
-    p.resetBaseVelocity(body, [0, 0, 0], [0, 0, 0], physicsClientId=client)
-    for joint in joints:
-        straight = [0.0, 0.0, 0.0, 1.0] if types[joint] == p.JOINT_SPHERICAL else [0.0]
-        p.resetJointStateMultiDof(body, joint, straight, [2.0] if joint == 0 else [0.0] * (len(straight) - 1 or 1), physicsClientId=client)
-    bound = SpeedBound(client, {body: joints}).speeds(Snapshot.take(client, {body: joints}))[body]
-    assert bound[5] == pytest.approx(2.0 * (4 * 0.45 + np.linalg.norm(half)), rel=1e-6)
+    _straight_chain(client, body, joints, 0.0)
+    bound = MotionBound(client, {body: joints}).speeds(Snapshot.take(client, {body: joints}))[body]
+    assert bound[5] == pytest.approx(2.0 * (4 * 0.45 + np.linalg.norm(CHAIN_HALF)), rel=1e-6)
+
+
+def test_motion_bound_displacements_hold_at_every_box_corner_of_a_random_chain(client: int) -> None:
+    """The budget's displacement bound (``MotionBound.displacements``, from the base's and the
+    joints' own displacements only) is at least the displacement of every material point between
+    two configurations: the 8 corners of every box link of the chain, read with ``getLinkState``
+    in two random configurations, 20 pairs of them (large ones: every joint and the base's
+    orientation drawn anew, the base's position 1.7 m away on average; and small ones, every
+    coordinate moved by 1e-3 of that).  Tight where one joint turns: the chain straight up,
+    joint 0 (axis x) turned by 0.3 rad; link 4's farthest corners, sqrt(0.1^2 + 2.0^2) =
+    2.0025 m from the axis, move by the chord 2 x 2.0025 sin(0.15) = 0.5985 m, and the bound
+    is 0.3 x 2.0291 = 0.6087 m (the reaches, above).  The chain's prismatic joint lengthens the
+    distances below it: a bound without that fails the random pairs."""
+    from bullet_setimpact.bullet.resting.budget import MotionBound
+    from bullet_setimpact.bullet.state import Snapshot
+
+    body, joints = _random_chain(client)
+    bound = MotionBound(client, {body: joints})
+    rng = np.random.default_rng(5)
+    for scale in (1.0, 1e-3):
+        for _ in range(20):
+            _randomize_chain(client, body, joints, rng)
+            start = Snapshot.take(client, {body: joints})
+            before = {link: _chain_corners(client, body, link)[0] for link in range(-1, 5)}
+            if scale == 1.0:
+                _randomize_chain(client, body, joints, rng)
+            else:  # a small move of every coordinate
+                state = start.bodies[0]
+                position = np.array(state.pose[0]) + scale * rng.normal(size=3)
+                orientation = np.array(state.pose[1]) + scale * rng.normal(size=4)
+                p.resetBasePositionAndOrientation(body, position, orientation / np.linalg.norm(orientation), physicsClientId=client)
+                for joint, value in zip(joints, state.joint_positions, strict=True):
+                    nudged = np.array(value) + scale * rng.normal(size=len(value))
+                    p.resetJointStateMultiDof(
+                        body, joint, list(nudged / np.linalg.norm(nudged) if len(value) == 4 else nudged), physicsClientId=client
+                    )
+            moved = bound.displacements(start, Snapshot.take(client, {body: joints}))[body]
+            for link in range(-1, 5):
+                displacement = np.linalg.norm(_chain_corners(client, body, link)[0] - before[link], axis=1).max()
+                assert displacement <= moved[link + 1] * (1 + 1e-9) + 1e-15, (scale, link, displacement, moved[link + 1])
+    _straight_chain(client, body, joints, 0.0)
+    start = Snapshot.take(client, {body: joints})
+    before = _chain_corners(client, body, 4)[0]
+    _straight_chain(client, body, joints, 0.3)
+    moved = bound.displacements(start, Snapshot.take(client, {body: joints}))[body]
+    assert moved[5] == pytest.approx(0.3 * (4 * 0.45 + np.linalg.norm(CHAIN_HALF)), rel=1e-6)
+    reach = float(np.linalg.norm(_chain_corners(client, body, 4)[0] - before, axis=1).max())
+    assert reach == pytest.approx(2 * np.sqrt(0.1**2 + 2.0**2) * np.sin(0.15), rel=1e-6)
 
 
 def test_a_body_moved_by_the_user_under_a_budget_is_measured_again(client: int) -> None:
@@ -624,7 +701,7 @@ def test_the_certificates_change_no_event_while_robots_walk(walker: str, monkeyp
 
 
 def test_a_fixed_base_set_moving_under_a_budget_voids_its_still_links(client: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fixed base's links that no joint moves are at rest with it (``SpeedBound.still``), so an
+    """A fixed base's links that no joint moves are at rest with it (``MotionBound.still``), so an
     account against them has a static side and keeps its headroom while the arm's joints move.
     But Bullet moves a fixed base whose velocity the user sets: the budget must then check its
     accounts one by one, or the base would reach the cube unseen.  A fixed-base arm (a 10 cm box
@@ -646,7 +723,7 @@ def test_a_fixed_base_set_moving_under_a_budget_voids_its_still_links(client: in
         linkJointAxis=[[0, 0, 1]], physicsClientId=client,
     )  # fmt: skip
     simulator = ImpactSimulator(get_law("routh"), client, seed=0)
-    assert simulator._resting is not None and simulator._resting.speed_bound.still == {(arm, -1)}
+    assert simulator._resting is not None and simulator._resting.motion_bound.still == {(arm, -1)}
     for _ in range(48):
         simulator.step()
     assert len(held) >= 24

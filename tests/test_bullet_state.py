@@ -9,7 +9,7 @@ import pybullet as p
 import pybullet_data
 
 from bullet_setimpact.bullet.inventory import movable_joints
-from bullet_setimpact.bullet.resting.budget import SpeedBound
+from bullet_setimpact.bullet.resting.budget import MotionBound
 from bullet_setimpact.bullet.state import Snapshot
 
 
@@ -39,7 +39,7 @@ def test_the_single_dof_read_holds_the_multi_dof_reads_state(client: int) -> Non
     assert single_state.joint_positions == multi_state.joint_positions == tuple(row[0] for row in expected)
     assert single_state.joint_velocities == multi_state.joint_velocities == tuple(row[1] for row in expected)
     assert single_state.joint_speeds == multi_state.joint_speeds == [abs(row[1][0]) for row in expected]
-    bound = SpeedBound(client, bodies)
+    bound = MotionBound(client, bodies)
     assert bound.speeds(single) == bound.speeds(multi)
     assert single.is_current() and multi.is_current()
 

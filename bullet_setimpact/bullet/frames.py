@@ -125,3 +125,16 @@ def cross(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
 
     ``np.cross`` on two 3-vectors costs more in dispatch than the arithmetic itself."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def rotation_angle(start: Sequence[float], end: Sequence[float]) -> float:
+    """Angle [rad] of the rotation from quaternion ``start`` to ``end`` (``(x, y, z, w)``, unit),
+    in ``[0, pi]``: ``2 atan2(|v|, |w|)`` of ``start^-1 end``, accurate for small angles too
+    (unlike ``2 acos``).  A point at distance ``r`` from the axis moves by at most ``r`` times it."""
+    x0, y0, z0, w0 = start
+    x1, y1, z1, w1 = end
+    w = w0 * w1 + x0 * x1 + y0 * y1 + z0 * z1
+    x = w0 * x1 - w1 * x0 - (y0 * z1 - z0 * y1)
+    y = w0 * y1 - w1 * y0 - (z0 * x1 - x0 * z1)
+    z = w0 * z1 - w1 * z0 - (x0 * y1 - y0 * x1)
+    return 2.0 * math.atan2(math.sqrt(x * x + y * y + z * z), abs(w))

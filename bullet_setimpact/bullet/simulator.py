@@ -63,7 +63,7 @@ from .damping import unstable_damping
 from .events import BulletPoints, arrivals, localize, pushed_by_bullet
 from .inventory import check_client
 from .model import WorldModel
-from .resting.budget import SpeedBound
+from .resting.budget import MotionBound
 from .resting.certificates import RestingContact
 from .state import Snapshot
 
@@ -388,7 +388,7 @@ class ImpactSimulator:
             RestingContact(
                 self.client,
                 self.finder,
-                SpeedBound(
+                MotionBound(
                     self.client,
                     {body: self._dynamic[body] for body in moving},
                     {body for body in moving if not self.world.body(body).floating},
@@ -564,7 +564,7 @@ class ImpactSimulator:
         full evaluation would find the contact set ``touching`` again (:mod:`.resting.certificates`)."""
         if self._resting is None:
             return False
-        step.end = self._resting.holds(touching, step.remaining, points)
+        step.end = self._resting.holds(touching, points)
         return step.end is not None
 
     def _start_budget(self, step: _Step, contacts: list[Contact], nearby: dict) -> None:

@@ -14,12 +14,11 @@ Slack, per link pair, after a full evaluation that found no arrival:
 - beyond the lookahead: ``LOOKAHEAD - tol - SEED_MARGIN``, per body pair, spent by the links
   not measured against every link of the other body.
 
-Spending. A material point of a link moves by at most ``s dt`` in a step, where ``s`` bounds
-its speed from the base and joint velocities (:class:`SpeedBound`). Bullet's semi-implicit
-Euler moves positions with the step's *end* velocity: exactly so for a rigid body's base, to
-first order in the step for a multibody's links (the Jacobian changes along the step).
-:data:`SAFETY` covers that change, applied to the larger of the start and end speeds. The gap
-of two links' points changes by at most the sum of their displacements.
+Spending. Between the configurations at a step's start and end, a material point of a link
+moves by at most a bound from the base's and the joints' own displacements
+(:meth:`MotionBound.displacements`): exact, whatever the motion within the step, and the claim
+below concerns the configurations at the steps' ends only. The gap of two links' points changes
+by at most the sum of their displacements.
 
 The claim. While every pair's slack exceeds what its two links have spent (for the pairs beyond
 the lookahead, the most any of their links has spent), the full evaluation would find
@@ -54,11 +53,10 @@ import numpy as np
 import pybullet as p
 
 from ..contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Pair, PointKey, pair_key, point_keys
+from ..frames import rotation_angle
 from ..state import Snapshot
 from .corner_watch import CornerWatch
 
-#: Factor on the per-step displacement bound (first order for multibody links, see module docstring).
-SAFETY = 2.0
 #: A link pair measured again (:meth:`DistanceBudget.touching_holds`) gets a new account when
 #: its new slack outlasts this many steps at the last step's spending; otherwise it is evaluated
 #: every step (:meth:`DistanceBudget.measured_hold`).
@@ -76,9 +74,24 @@ def _reach(low: np.ndarray, high: np.ndarray, point: np.ndarray) -> float:
     return float(np.linalg.norm(np.maximum(np.abs(low - point), np.abs(high - point))))
 
 
-class SpeedBound:
-    """Largest material-point speed of each link of the moving bodies [m/s], from a
-    :class:`~.state.Snapshot` (no PyBullet call).
+class _Slides(NamedTuple):
+    """A body's prismatic joints, which lengthen the distances ``D`` to the links below them."""
+
+    columns: list[int]  # their positions among the body's movable joints
+    rest: list[float]  # their positions when the reaches were read
+    below: np.ndarray  # (links, slides): 1 where the link is at or below the slide
+    above: np.ndarray  # (slides, joints): 1 where a turning joint is above the slide
+
+    def lengthening(self, positions: Sequence[tuple[float, ...]], turn: float, rates: list[float]) -> np.ndarray:
+        """Per link, what the slides' extensions from ``rest`` (at joint ``positions``) add to the
+        bound: each extension times the base's ``turn`` and the ``rates`` of the turning joints above."""
+        extension = np.abs([positions[column][0] - rest for column, rest in zip(self.columns, self.rest, strict=True)])
+        return self.below @ (extension * (turn + self.above @ rates))
+
+
+class MotionBound:
+    """Largest material-point speed [m/s] and displacement [m] of each link of the moving bodies,
+    from :class:`~.state.Snapshot` objects (no PyBullet call).
 
     A point ``x`` of link ``i`` moves at ``v_b + w_b x (x - c_b) + sum_j qdot_j a_j x (x - o_j)``
     (revolute and spherical joints ``j`` on the path from the base to ``i``, ``o_j`` the
@@ -89,6 +102,15 @@ class SpeedBound:
     world AABB's corners) or of its children's joint origins from its own joint origin.  The
     reaches are distances within one rigid link, read once at construction.
 
+    Between two configurations the same sum bounds its displacement, with the base's shift
+    ``|dc_b|``, its rotation angle and each joint's ``|dq_j|`` (a spherical joint's rotation
+    angle) in place of the rates: move the base, then turn each joint in turn from the base
+    out; each move carries the point along a segment or an arc of radius at most its ``D``.
+
+    A prismatic joint moves its child's origin: the distances from the joints above it to the
+    links below grow by its extension from where the reaches were read (at the configuration
+    the rates or the first move turn at), which the bounds add.
+
     Of the bodies with a fixed base (``fixed``), the links that no movable joint moves are
     :attr:`still`: at rest while the base is.
     """
@@ -96,6 +118,7 @@ class SpeedBound:
     def __init__(self, client: int, bodies: dict[int, tuple[int, ...]], fixed: Collection[int] = ()) -> None:
         #: Per body: ``[1, D_b, C]``, the speed bound per link (base first) is this matrix times
         #: ``[|v_b|, |w_b|, |qdot_1|, ...]``.
+        self._slides: dict[int, _Slides] = {}
         self._terms = {body: self._distances(client, body, joints) for body, joints in bodies.items()}
         #: The links ``(body, link)`` of fixed bases that no joint moves: they do not move while
         #: their base is at rest (Bullet moves a fixed base whose velocity the user set).
@@ -106,8 +129,7 @@ class SpeedBound:
         #: (``|v_b| + |w_b| D_b``: one product a link, where NumPy's call costs microseconds).
         self._base_reaches = {body: terms[:, 1].tolist() for body, terms in self._terms.items() if terms.shape[1] == 2}
 
-    @staticmethod
-    def _distances(client: int, body: int, joints: tuple[int, ...]) -> np.ndarray:
+    def _distances(self, client: int, body: int, joints: tuple[int, ...]) -> np.ndarray:
         count = p.getNumJoints(body, physicsClientId=client)
         info = [p.getJointInfo(body, joint, physicsClientId=client) for joint in range(count)]
         parent = [int(row[16]) for row in info]
@@ -122,8 +144,11 @@ class SpeedBound:
             children = [float(np.linalg.norm(origins[child] - here)) for child in range(count) if parent[child] == link]
             reach.append(max([_reach(low, high, here), *children]))
         column = {joint: position for position, joint in enumerate(joints)}
+        slides = [joint for joint in joints if info[joint][2] == p.JOINT_PRISMATIC]
         base = np.zeros(count + 1)
         coefficients = np.zeros((count + 1, len(joints)))
+        below = np.zeros((count + 1, len(slides)))  # link i at or below prismatic joint k
+        above = np.zeros((len(slides), len(joints)))  # turning joint j above prismatic joint k
         base[0] = reach[0]
         for link in range(count):
             path = []  # the link and its ancestors, nearest first
@@ -138,7 +163,47 @@ class SpeedBound:
                     prismatic = info[joint][2] == p.JOINT_PRISMATIC
                     coefficients[link + 1, column[joint]] = 1.0 if prismatic else distance
             base[link + 1] = reach[0] + distance
+            for index, slide in enumerate(slides):
+                if slide in path:
+                    below[link + 1, index] = 1.0
+                    if slide == link:
+                        for joint in path[1:]:
+                            if joint in column and info[joint][2] != p.JOINT_PRISMATIC:
+                                above[index, column[joint]] = 1.0
+        if slides:
+            rest = [p.getJointState(body, joint, physicsClientId=client)[0] for joint in slides]
+            self._slides[body] = _Slides([column[joint] for joint in slides], rest, below, above)
         return np.column_stack([np.ones(count + 1), base, coefficients])
+
+    def displacements(self, start: Snapshot, end: Snapshot) -> dict[int, list[float]]:
+        """Bound of the displacements of each body's links (the base first) from ``start`` to
+        ``end`` (snapshots of the same bodies), as Python floats."""
+        found = {}
+        for before, after in zip(start.bodies, end.bodies, strict=True):
+            terms = self._terms.get(after.body)
+            if terms is None:
+                continue
+            shift, turn = math.dist(before.pose[0], after.pose[0]), rotation_angle(before.pose[1], after.pose[1])
+            reaches = self._base_reaches.get(after.body)
+            if reaches is not None:
+                found[after.body] = [shift + reach * turn for reach in reaches]
+            else:
+                joints = [
+                    abs(b[0] - a[0]) if len(a) == 1 else rotation_angle(a, b)
+                    for a, b in zip(before.joint_positions, after.joint_positions, strict=True)
+                ]
+                found[after.body] = self._bound(after.body, terms, shift, turn, joints, before.joint_positions)
+        return found
+
+    def _bound(
+        self, body: int, terms: np.ndarray, linear: float, angular: float, joints: list[float], positions: Sequence[tuple[float, ...]]
+    ) -> list[float]:
+        """``terms`` times the base's and joints' rates (or moves), with the slides' lengthening at ``positions``."""
+        bound = terms.dot([linear, angular, *joints])
+        slides = self._slides.get(body)
+        if slides is not None:
+            bound += slides.lengthening(positions, angular, joints)
+        return bound.tolist()
 
     def speeds(self, snapshot: Snapshot) -> dict[int, list[float]]:
         """Bound of the point speeds of each body's links (the base first) in ``snapshot``, as
@@ -153,7 +218,7 @@ class SpeedBound:
             if reaches is not None:
                 found[state.body] = [linear + reach * angular for reach in reaches]
             else:
-                found[state.body] = terms.dot([linear, angular, *state.joint_speeds]).tolist()
+                found[state.body] = self._bound(state.body, terms, linear, angular, state.joint_speeds, state.joint_positions)
         return found
 
 
@@ -205,13 +270,13 @@ class DistanceBudget:
         The touching box corners (vertex features) of each link pair in contact through box
         corners alone, for measuring it again when its account is spent (:meth:`_touch_again`).
     still : collection, optional
-        Links ``(body, link)`` of moving bodies that never move (:attr:`SpeedBound.still`).
+        Links ``(body, link)`` of moving bodies that never move (:attr:`MotionBound.still`).
     lookahead : float
         Distance [m] beyond which the link pairs missing from the measurements are.
     pairs : list
         Every body pair ``(body_a, body_b)`` of the contact search.
     speeds : dict
-        Point-speed bounds of every moving body's links when the slack was measured (:class:`SpeedBound`).
+        Point-speed bounds of every moving body's links when the slack was measured (:class:`MotionBound`).
     """
 
     def __init__(
@@ -225,7 +290,7 @@ class DistanceBudget:
         still: Collection[tuple[int, int]] = frozenset(),
     ) -> None:
         self.touching = touching
-        #: Links at rest with their fixed base (:attr:`SpeedBound.still`): an account against them
+        #: Links at rest with their fixed base (:attr:`MotionBound.still`): an account against them
         #: has a static side.  Only the user sets a fixed base moving (Bullet then moves it), which
         #: changes velocities: the simulator drops the budget, and the next one opens without them.
         self._still = frozenset() if _any_moves(still, speeds) else frozenset(still)
@@ -236,23 +301,20 @@ class DistanceBudget:
         #: their accounts in :attr:`touching` are infinite.
         self._measured: dict[Pair, _Measured] = {}
         #: What each link has spent, up to the steps still ``_pending`` (charged to
-        #: :attr:`most` only, and to each link when an account is checked one by one), and
-        #: the speeds at the end of the last step charged to each link.
+        #: :attr:`most` only, and to each link when an account is checked one by one).
         self.spent = {body: np.zeros(len(value)) for body, value in speeds.items()}
-        self._pending: list[tuple[dict[int, list[float]], float]] = []
-        self._speeds = speeds
-        self._peaks = {body: max(value) for body, value in speeds.items()}
+        self._pending: list[dict[int, list[float]]] = []
         self._finder = finder
         self._tolerance = finder.tolerance
         self._closest = closest
         #: The closest-point contacts checked from Bullet's manifold (:meth:`watched_hold`) instead
         #: of by an account, with their number of moving sides; the same keyed as PyBullet's
-        #: contact points name them (``bodyA, bodyB, linkA, linkB``, either way round); the last
-        #: step (its duration, the speed bounds at its start and end); and the :attr:`most` up
-        #: to which the last check of the watched pairs keeps them all in contact.
+        #: contact points name them (``bodyA, bodyB, linkA, linkB``, either way round); each link's
+        #: displacement in the last step; and the :attr:`most` up to which the last check of the
+        #: watched pairs keeps them all in contact.
         self._watched = {(a, b): sides for a, b in closest if not self._box_box(a, b) and (sides := (a[0] in speeds) + (b[0] in speeds))}
         self._watched_keys = {key: pair for pair in self._watched for key in point_keys(pair)}
-        self._last_step = (0.0, speeds, speeds)
+        self._last_step: dict[int, list[float]] = {}
         self._watched_until = 0.0
         self._lookahead = lookahead
         self.nearby: dict[Pair, float] = {}
@@ -277,35 +339,30 @@ class DistanceBudget:
         self._spent_bodies: list[tuple[Side, Side]] = []
         self._spent_nearby: list[Pair] = []
 
-    def spend(self, speeds: dict[int, list[float]], duration: float) -> None:
-        """Charge a step of ``duration`` ending at ``speeds``: each link the larger of its start
-        and end speed bounds times ``SAFETY duration``, :attr:`most` the largest of any link.
+    def spend(self, displacements: dict[int, list[float]]) -> None:
+        """Charge a step: each link its displacement bound (:meth:`MotionBound.displacements`),
+        :attr:`most` the largest of any link, each body's the largest of its links.
 
         The links are charged when an account is checked one by one (:meth:`_charge_links`);
         the last step's charge of one link is :meth:`_step_charge`."""
         largest = 0.0
-        for body, speed in speeds.items():
-            peak = max(speed)
-            charge = max(peak, self._peaks[body])
-            self._body_most[body] += SAFETY * duration * charge
-            largest = max(largest, charge)
-            self._peaks[body] = peak
-        self.most += SAFETY * duration * largest
-        self._last_step = (duration, self._last_step[2], speeds)
-        self._pending.append((speeds, duration))
+        for body, row in displacements.items():
+            peak = max(row)
+            self._body_most[body] += peak
+            largest = max(largest, peak)
+        self.most += largest
+        self._last_step = displacements
+        self._pending.append(displacements)
 
     def _charge_links(self) -> None:
-        """Charge the pending steps to each link: step ``k`` charges ``SAFETY dt_k max(s_{k-1},
-        s_k)``, added step by step (a cumulative sum, whose rounding is that of adding them one
-        at a time); one NumPy pass per body, since hundreds of steps pend between checks."""
+        """Charge the pending steps to each link, added step by step (a cumulative sum, whose
+        rounding is that of adding them one at a time); one NumPy pass per body, since hundreds
+        of steps pend between checks."""
         if not self._pending:
             return
-        durations = SAFETY * np.array([duration for _, duration in self._pending])[:, None]
         for body in self.spent:
-            bounds = np.array([self._speeds[body]] + [speeds[body] for speeds, _ in self._pending])  # s_0, s_1, ...
-            charges = durations * np.maximum(bounds[:-1], bounds[1:])
+            charges = np.array([displacements[body] for displacements in self._pending])
             self.spent[body] = np.cumsum(np.vstack([self.spent[body], charges]), axis=0)[-1]
-        self._speeds = self._pending[-1][0]
         self._pending.clear()
 
     def _holds_since(self, check: _Check | None) -> bool:
@@ -395,12 +452,8 @@ class DistanceBudget:
     def _step_charge(self, link: tuple[int, int]) -> float:
         """What the last step charges ``link`` (as :meth:`_charge_links` does; 0 for a static
         link), on Python floats: a NumPy operation on two scalars costs microseconds."""
-        duration, start, end = self._last_step
-        row = end.get(link[0])
-        if row is None:
-            return 0.0
-        index = link[1] + 1
-        return SAFETY * duration * max(start[link[0]][index], row[index])
+        row = self._last_step.get(link[0])
+        return 0.0 if row is None else row[link[1] + 1]
 
     def _watch(self, gaps: dict[Pair, float]) -> None:
         """Keep the watched pairs, each at most ``gaps[pair]`` within the tolerance now, until

@@ -22,9 +22,9 @@ lookahead
 slack
     How far a link pair's features may move before the evaluation could answer differently.
 spent
-    A bound on how far any point of a link has moved since the budget opened. Each step adds
-    ``SAFETY dt`` times the larger of the link's point-speed bounds at the step's start and end
-    (:class:`~.budget.SpeedBound`).
+    A bound on how far any point of a link has moved since the budget opened. Each step adds the
+    bound of its displacement between the step's start and end configurations
+    (:meth:`~.budget.MotionBound.displacements`).
 most
     The same sum taken with the largest bound of any link: it bounds every link's spent. Each
     moving body has its own, taken over its links.
@@ -71,7 +71,7 @@ import pybullet as p
 from ..contacts import Contact, ContactFinder, Feature, Pair
 from ..events import BulletPoints, pushed_by_bullet
 from ..state import Snapshot
-from .budget import DistanceBudget, SpeedBound, budget
+from .budget import DistanceBudget, MotionBound, budget
 
 
 class AfterStep:
@@ -218,8 +218,8 @@ class RestingContact:
         The PyBullet client.
     finder : ContactFinder
         The simulator's contact evaluation.
-    speed_bound : SpeedBound
-        Point-speed bounds of every moving body's links.
+    motion_bound : MotionBound
+        Point-speed and displacement bounds of every moving body's links.
     dynamic : collection of int
         The bodies the simulator tracks.
     static_bodies : collection of int
@@ -236,7 +236,7 @@ class RestingContact:
         self,
         client: int,
         finder: ContactFinder,
-        speed_bound: SpeedBound,
+        motion_bound: MotionBound,
         dynamic: Collection[int],
         static_bodies: Collection[int],
         snapshot: Callable[[], Snapshot],
@@ -245,13 +245,15 @@ class RestingContact:
     ) -> None:
         self.client = client
         self.finder = finder
-        self.speed_bound = speed_bound
+        self.motion_bound = motion_bound
         self.dynamic = dynamic
         self.static_bodies = static_bodies
         self.snapshot = snapshot
         self.lookahead = lookahead
         self.max_backoff = max_backoff
         self.ledger: DistanceBudget | None = None
+        #: The state the open budget last read (the configuration the next step starts from).
+        self._configuration: Snapshot | None = None
         self.certificates: tuple[Certificate, ...] = ()
         #: Steps the open budget has skipped, the back-off and the quiet steps left to wait.
         self._age = self._backoff = self._wait = 0
@@ -264,7 +266,8 @@ class RestingContact:
             self._wait -= 1
             return None
         end = self.snapshot()
-        self.ledger = budget(self.finder, contacts, dict(nearby), self.lookahead, self.speed_bound.speeds(end), self.speed_bound.still)
+        self.ledger = budget(self.finder, contacts, dict(nearby), self.lookahead, self.motion_bound.speeds(end), self.motion_bound.still)
+        self._configuration = end
         self._age = 0
         if self.ledger is None:
             self._failed()
@@ -282,15 +285,18 @@ class RestingContact:
         )
         return end
 
-    def holds(self, touching: Collection[Feature], duration: float, points: BulletPoints) -> Snapshot | None:
-        """After a Bullet step of ``duration`` from the touching set ``touching`` (``points``: Bullet's
-        contact points after it): the state now when every certificate holds (the step may skip
-        the evaluation), else None (the budget is dropped)."""
+    def holds(self, touching: Collection[Feature], points: BulletPoints) -> Snapshot | None:
+        """After a Bullet step from the touching set ``touching`` (``points``: Bullet's contact
+        points after it): the state now when every certificate holds (the step may skip the
+        evaluation), else None (the budget is dropped).  The step started from the state the
+        last call (or :meth:`open`) read: the simulator drops the budget when the user moves a body."""
         ledger = self.ledger
         if ledger is None:
             return None
         end = self.snapshot()
-        ledger.spend(self.speed_bound.speeds(end), duration)
+        assert self._configuration is not None  # read with the ledger
+        ledger.spend(self.motion_bound.displacements(self._configuration, end))
+        self._configuration = end
         after = AfterStep(points, touching, ledger.touching_keys)
         if all(certificate.holds(after) for certificate in self.certificates):
             self._age += 1
