@@ -17,10 +17,11 @@ from typing import NamedTuple
 
 import pybullet as p
 
+from .frames import rotation_angle
 from .inventory import reset_joint_states
 
 
-class _BodyState(NamedTuple):
+class BodyState(NamedTuple):
     """One body's state, kept as the tuples PyBullet returned (compared as they are)."""
 
     body: int
@@ -53,8 +54,17 @@ class _BodyState(NamedTuple):
             return [abs(row[1]) for row in self.joint_states]
         return [math.hypot(*row[1]) for row in self.joint_states]
 
+    def joint_moves(self, start: BodyState) -> list[float]:
+        """``|q - q_start|`` of each joint since ``start`` (a spherical joint's rotation angle)."""
+        if self.single_dof and start.single_dof:
+            return [abs(row[0] - first[0]) for row, first in zip(self.joint_states, start.joint_states, strict=True)]
+        return [
+            abs(now[0] - then[0]) if len(now) == 1 else rotation_angle(then, now)
+            for now, then in zip(self.joint_positions, start.joint_positions, strict=True)
+        ]
 
-def _read(client: int, body: int, joints: tuple[int, ...], single_dof: bool) -> _BodyState:
+
+def _read(client: int, body: int, joints: tuple[int, ...], single_dof: bool) -> BodyState:
     """A body's pose, velocity and joint states.
 
     The simulator reads every body twice a step, so this read is kept lean.  A body of
@@ -67,9 +77,7 @@ def _read(client: int, body: int, joints: tuple[int, ...], single_dof: bool) -> 
         joint_states = p.getJointStates(body, joints, client)
     else:
         joint_states = p.getJointStatesMultiDof(body, joints, client)
-    return _BodyState(
-        body, joints, p.getBasePositionAndOrientation(body, client), p.getBaseVelocity(body, client), joint_states, single_dof
-    )
+    return BodyState(body, joints, p.getBasePositionAndOrientation(body, client), p.getBaseVelocity(body, client), joint_states, single_dof)
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,7 @@ class Snapshot:
     """Positions and velocities of a set of bodies at one instant."""
 
     client: int
-    bodies: tuple[_BodyState, ...]
+    bodies: tuple[BodyState, ...]
 
     @classmethod
     def take(cls, client: int, bodies: dict[int, tuple[int, ...]], single_dof: Collection[int] = ()) -> Snapshot:

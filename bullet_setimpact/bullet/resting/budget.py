@@ -26,7 +26,7 @@ the same contact features and no new one. What is spent is measured again, not g
 
 - pairs measured by their closest distance: one ``getClosestPoints`` per spent link pair, or per
   body pair when a pair beyond the lookahead may have come near (:meth:`DistanceBudget.remeasure`).
-  If the new slack of a pair out of contact would be spent within :data:`RENEWED_STEPS` steps
+  If the new slack of a pair out of contact would be spent within :data:`SWEPT_STEPS` steps
   (a swinging leg), its body pair is *swept*: its accounts out of contact are dropped, and the
   full evaluation's own seed query for the body pair is made every step instead
   (:meth:`DistanceBudget.swept_clear`);
@@ -54,13 +54,16 @@ import pybullet as p
 
 from ..contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Pair, PointKey, pair_key, point_keys
 from ..frames import rotation_angle
-from ..state import Snapshot
+from ..state import BodyState, Snapshot
 from .corner_watch import CornerWatch
 
 #: A link pair measured again (:meth:`DistanceBudget.touching_holds`) gets a new account when
 #: its new slack outlasts this many steps at the last step's spending; otherwise it is evaluated
 #: every step (:meth:`DistanceBudget.measured_hold`).
 RENEWED_STEPS = 4.0
+#: A link pair out of contact whose new slack would be spent within this many steps at the last
+#: step's spending gets its body pair swept (:meth:`DistanceBudget._sweep_if_fleeting`).
+SWEPT_STEPS = 8.0
 #: A body pair whose account beyond the lookahead is spent is measured again out to this many
 #: lookaheads (:meth:`DistanceBudget._measure_far`).
 FAR_REACH = 4.0
@@ -188,21 +191,16 @@ class MotionBound:
             if reaches is not None:
                 found[after.body] = [shift + reach * turn for reach in reaches]
             else:
-                joints = [
-                    abs(b[0] - a[0]) if len(a) == 1 else rotation_angle(a, b)
-                    for a, b in zip(before.joint_positions, after.joint_positions, strict=True)
-                ]
-                found[after.body] = self._bound(after.body, terms, shift, turn, joints, before.joint_positions)
+                found[after.body] = self._bound(terms, shift, turn, after.joint_moves(before), before)
         return found
 
-    def _bound(
-        self, body: int, terms: np.ndarray, linear: float, angular: float, joints: list[float], positions: Sequence[tuple[float, ...]]
-    ) -> list[float]:
-        """``terms`` times the base's and joints' rates (or moves), with the slides' lengthening at ``positions``."""
+    def _bound(self, terms: np.ndarray, linear: float, angular: float, joints: list[float], state: BodyState) -> list[float]:
+        """``terms`` times the base's and joints' rates (or moves), with the slides' lengthening at
+        the joint positions of ``state``."""
         bound = terms.dot([linear, angular, *joints])
-        slides = self._slides.get(body)
+        slides = self._slides.get(state.body)
         if slides is not None:
-            bound += slides.lengthening(positions, angular, joints)
+            bound += slides.lengthening(state.joint_positions, angular, joints)
         return bound.tolist()
 
     def speeds(self, snapshot: Snapshot) -> dict[int, list[float]]:
@@ -218,7 +216,7 @@ class MotionBound:
             if reaches is not None:
                 found[state.body] = [linear + reach * angular for reach in reaches]
             else:
-                found[state.body] = self._bound(state.body, terms, linear, angular, state.joint_speeds, state.joint_positions)
+                found[state.body] = self._bound(terms, linear, angular, state.joint_speeds, state)
         return found
 
 
@@ -634,14 +632,14 @@ class DistanceBudget:
 
     def _sweep_if_fleeting(self, measured: list[Pair]) -> bool:
         """Sweep the body pair of each just ``measured`` link pair out of contact whose new account
-        would be spent within :data:`RENEWED_STEPS` steps at the last step's spending (a swinging
+        would be spent within :data:`SWEPT_STEPS` steps at the last step's spending (a swinging
         foot): one seed query a step (:meth:`swept_clear`) costs less than measuring its spent
         accounts again every step or two.  True when the body pairs swept anew are clear now (the
         other swept ones were checked this step already)."""
         fleeting = {
             (pair[0][0], pair[1][0])
             for pair in measured
-            if self.nearby[pair] - self._spent(pair[0]) - self._spent(pair[1]) <= RENEWED_STEPS * self._pair_charge(pair)
+            if self.nearby[pair] - self._spent(pair[0]) - self._spent(pair[1]) <= SWEPT_STEPS * self._pair_charge(pair)
         } - self._swept
         if not fleeting:
             return True
