@@ -369,7 +369,9 @@ class DistanceBudget:
         if check is None:
             return False
         most = self._body_most
-        since = max([most[body] - at for body, at in check.at.items()], default=0.0)
+        since = 0.0
+        for body, at in check.at.items():  # a loop: one or two bodies, checked every step
+            since = max(since, most[body] - at)
         return since < check.static and 2.0 * since < check.moving
 
     def _check(self, accounts: dict, spent_of: Callable[[Any], float]) -> _Check:
