@@ -403,8 +403,8 @@ def _check_every_skip(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Make every step the budget skips check that the full contact evaluation (after Bullet's
     collision detection at the configuration, as :meth:`ImpactSimulator._detect` runs it) finds
     no contact feature outside the touching set and no touching closest-point contact gone;
-    returns the list that gains an entry per checked step.  The detection can reorder Bullet's
-    manifold points, so a checked run is not compared bit for bit with another."""
+    returns the list that gains an entry per checked step.  A checked run makes PyBullet queries
+    the others do not, so it is not compared bit for bit with another."""
     held: list[int] = []
     original = ImpactSimulator._within_budget
 
