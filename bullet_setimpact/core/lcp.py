@@ -160,26 +160,32 @@ def _lexicographic_min_row(tableau: np.ndarray, candidates: np.ndarray, column: 
     return int(candidates[0])
 
 
-def _min_ratio_row(
-    tableau: np.ndarray, candidates: np.ndarray | list[int], column: np.ndarray, basic: np.ndarray, primal_tol: float
-) -> int:
-    """Leaving row of the minimum-ratio test over ``candidates`` (rows with ``column > 0``).
+def _leaving_row(tableau: np.ndarray, column: np.ndarray, basic: np.ndarray, primal_tol: float, pivot_tol: float = PIVOT_TOL) -> int | None:
+    """Leaving row of the minimum-ratio test for the entering ``column``; None if no row is a candidate.
 
-    Harris's two-pass test: rows whose ratio is within ``primal_tol`` (relative to the
-    largest basic value) of the minimum count as tied (round-off in a degenerate tableau
-    must not pick the winner); ``primal_tol = 0`` is the textbook test.  Among ties the
-    artificial variable leaves if it can (the path ends at once), else the lexicographic
-    rule decides.  Up to :data:`SCALAR_TEST_SIZE` rows the test runs on Python scalars of
-    the tableau's type (the same IEEE operations as numpy's, without its per-call cost).
+    The candidates are the rows where ``column`` exceeds ``pivot_tol`` times its largest
+    magnitude (``pivot_tol = 0`` for the first pivot, whose positive covering vector makes every
+    row one); None means a secondary ray.  Harris's two-pass test: rows whose ratio is within
+    ``primal_tol`` (relative to the largest basic value) of the minimum count as tied (round-off
+    in a degenerate tableau must not pick the winner); ``primal_tol = 0`` is the textbook test.
+    Among ties the artificial variable leaves if it can (the path ends at once), else the
+    lexicographic rule decides.  Up to :data:`SCALAR_TEST_SIZE` rows the test runs on Python
+    scalars of the tableau's type (the same IEEE operations as numpy's, without its per-call cost).
     """
-    if tableau.shape[0] > SCALAR_TEST_SIZE:
-        rows = np.asarray(candidates)
-        x = tableau[rows, 0]
-        pivots = column[rows]
-        slack = primal_tol * abs(tableau[:, 0]).max()
-        tied = rows[x / pivots <= ((x + slack) / pivots).min()].tolist()
+    if column.shape[0] > SCALAR_TEST_SIZE:
+        x = tableau[:, 0]
+        rows = (column > pivot_tol * _largest(np.abs(column))).nonzero()[0]
+        if not rows.size:
+            return None
+        values, entries = x[rows], column[rows]
+        slack = primal_tol * _largest(np.abs(x))
+        tied = rows[values / entries <= _smallest((values + slack) / entries)].tolist()
     else:
-        values, entries = tableau[:, 0].tolist(), column.tolist()
+        entries, values = column.tolist(), tableau[:, 0].tolist()
+        threshold = pivot_tol * max(map(abs, entries))
+        candidates = [i for i, entry in enumerate(entries) if entry > threshold]
+        if not candidates:
+            return None
         slack = primal_tol * max(map(abs, values))
         bound = min([(values[i] + slack) / entries[i] for i in candidates])
         tied = [i for i in candidates if values[i] / entries[i] <= bound]
@@ -378,7 +384,8 @@ def _lemke_paths(W: np.ndarray, w: np.ndarray, coverings: list[np.ndarray], max_
             basic = np.arange(n)
             try:
                 # First pivot: z0 enters (column -d); the row with the most negative w_i / d_i leaves.
-                row = _min_ratio_row(tableau, list(range(n)), covering_t, basic, primal_tol)
+                row = _leaving_row(tableau, covering_t, basic, primal_tol, pivot_tol=0.0)
+                assert row is not None  # a positive covering vector makes every row a candidate
                 return _path_solution(W, w, Wt, tableau, basic, row, -covering_t, max_pivots, primal_tol, tol)
             except LemkeError as exc:
                 failures[str(exc)] = failures.get(str(exc), 0) + 1
@@ -466,20 +473,10 @@ def _follow_path(
         visited.add(members)
         entering = leaving + n if leaving < n else leaving - n
         column = binv @ negated[entering - n] if negated is not None and entering >= n else _tableau_column(W, binv, entering)
-        candidates = _pivot_candidates(column)
-        if not len(candidates):
+        leaving_row = _leaving_row(tableau, column, basic, primal_tol)
+        if leaving_row is None:
             raise _SecondaryRayError(pivots)
-        row = _min_ratio_row(tableau, candidates, column, basic, primal_tol)
-
-
-def _pivot_candidates(column: np.ndarray) -> np.ndarray | list[int]:
-    """Rows where ``column`` exceeds :data:`PIVOT_TOL` times its largest magnitude (the ratio test's
-    candidates; Python scalars up to :data:`SCALAR_TEST_SIZE` rows, see :func:`_min_ratio_row`)."""
-    if column.shape[0] > SCALAR_TEST_SIZE:
-        return (column > PIVOT_TOL * np.abs(column).max()).nonzero()[0]
-    entries = column.tolist()
-    threshold = PIVOT_TOL * max(map(abs, entries))
-    return [i for i, entry in enumerate(entries) if entry > threshold]
+        row = leaving_row
 
 
 def _pivot(tableau: np.ndarray, basic: np.ndarray, row: int, column: np.ndarray, entering: int) -> int:
