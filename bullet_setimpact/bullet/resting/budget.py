@@ -1,4 +1,4 @@
-"""The ledger of the resting-contact certificates: accounts, spending and speed bounds.
+"""The ledger of the resting-contact certificates: accounts, spending and motion bounds.
 
 The terms (slack, account, spent, most, headroom, ...) are defined in the glossary of
 :mod:`.certificates`, which also lists the invariants checked against this ledger.
@@ -274,7 +274,8 @@ class DistanceBudget:
     pairs : list
         Every body pair ``(body_a, body_b)`` of the contact search.
     speeds : dict
-        Point-speed bounds of every moving body's links when the slack was measured (:class:`MotionBound`).
+        Point-speed bounds of every moving body's links when the budget opens (:class:`MotionBound`):
+        the links to charge, and whether a still link moves.
     """
 
     def __init__(

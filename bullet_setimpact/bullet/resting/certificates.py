@@ -54,7 +54,8 @@ sharp
 swept
     A body pair whose accounts out of contact would be spent every few steps (a swinging leg
     over the ground): instead of accounts, the query that seeds the full evaluation is made for
-    it every step, and must find no link pair within the seed band but those in contact.
+    it every step, and must find no link pair within the seed band but those in contact (or
+    out of contact with slack left), and its closest-point contacts within the tolerance.
 
 The certificates are checked in the order :class:`RestingContact` lists them, cheapest first;
 the first that fails ends the check. They share the ledger: a certificate may renew an account
@@ -172,7 +173,8 @@ class SharpPairsClear(Certificate):
 
 
 class SweptPairsClear(Certificate):
-    """No link pair of a swept body pair came within the seed band, but those in contact: one
+    """No link pair of a swept body pair came within the seed band, but those in contact or out
+    of contact with slack left; its closest-point contacts are still within the tolerance: one
     seed query per swept body pair (:meth:`~.budget.DistanceBudget.swept_clear`)."""
 
     def __init__(self, ledger: DistanceBudget) -> None:
