@@ -119,9 +119,10 @@ class MotionBound:
     """
 
     def __init__(self, client: int, bodies: dict[int, tuple[int, ...]], fixed: Collection[int] = ()) -> None:
+        #: Per body with prismatic joints: what they add to the bounds (filled by :meth:`_distances`).
+        self._slides: dict[int, _Slides] = {}
         #: Per body: ``[1, D_b, C]``, the speed bound per link (base first) is this matrix times
         #: ``[|v_b|, |w_b|, |qdot_1|, ...]``.
-        self._slides: dict[int, _Slides] = {}
         self._terms = {body: self._distances(client, body, joints) for body, joints in bodies.items()}
         #: The links ``(body, link)`` of fixed bases that no joint moves: they do not move while
         #: their base is at rest (Bullet moves a fixed base whose velocity the user set).
@@ -239,6 +240,11 @@ class _Measured(NamedTuple):
 
 #: A body and some of its links, as indices of :attr:`DistanceBudget.spent` (0 the base).
 Side = tuple[int, tuple[int, ...]]
+
+
+def _bodies(key: Pair | tuple[Side, Side]) -> tuple[int, int]:
+    """The body pair of a link pair, or of the two sides of an account beyond the lookahead."""
+    return key[0][0], key[1][0]
 
 
 def _any_moves(links: Collection[tuple[int, int]], speeds: dict[int, list[float]]) -> bool:
@@ -569,8 +575,6 @@ class DistanceBudget:
         self._sharp = {}
         self.nearby = {pair: self._threshold(pair, gap) for pair, gap in nearby.items() if self._accounted(pair)}
         self.bodies = self._beyond(nearby, self._finder.pairs, self._lookahead)
-        if self._swept:
-            self._drop_swept_accounts()
         return self._check_others()
 
     def _accounted(self, pair: Pair) -> bool:
@@ -629,7 +633,7 @@ class DistanceBudget:
         if any(gap > self._tolerance for pair, gap in gaps.items() if pair in self._closest):
             return False
         self.nearby.update((pair, self._threshold(pair, gap)) for pair, gap in gaps.items() if self._accounted(pair))
-        self.bodies = {sides: slack for sides, slack in self.bodies.items() if (sides[0][0], sides[1][0]) not in body_pairs}
+        self.bodies = {sides: slack for sides, slack in self.bodies.items() if _bodies(sides) not in body_pairs}
         self.bodies.update(self._beyond(gaps, body_pairs, reach))
         return self._check_others()
 
@@ -640,7 +644,7 @@ class DistanceBudget:
         accounts again every step or two.  True when the body pairs swept anew are clear now (the
         other swept ones were checked this step already)."""
         fleeting = {
-            (pair[0][0], pair[1][0])
+            _bodies(pair)
             for pair in measured
             if self.nearby[pair] - self._spent(pair[0]) - self._spent(pair[1]) <= SWEPT_STEPS * self._pair_charge(pair)
         } - self._swept
@@ -655,11 +659,11 @@ class DistanceBudget:
         lookahead included, and stop watching their closest-point contacts from Bullet's
         manifold: :meth:`swept_clear` covers them all."""
         swept, closest = self._swept, self._closest
-        self.nearby = {pair: slack for pair, slack in self.nearby.items() if (pair[0][0], pair[1][0]) not in swept or pair in closest}
-        self.bodies = {sides: slack for sides, slack in self.bodies.items() if (sides[0][0], sides[1][0]) not in swept}
-        for pair in [pair for pair in self._watched if (pair[0][0], pair[1][0]) in swept]:
+        self.nearby = {pair: slack for pair, slack in self.nearby.items() if _bodies(pair) not in swept or pair in closest}
+        self.bodies = {sides: slack for sides, slack in self.bodies.items() if _bodies(sides) not in swept}
+        for pair in [pair for pair in self._watched if _bodies(pair) in swept]:
             del self._watched[pair]
-            self._swept_watched.setdefault((pair[0][0], pair[1][0]), []).append(pair)
+            self._swept_watched.setdefault(_bodies(pair), []).append(pair)
         self._watched_keys = {key: pair for key, pair in self._watched_keys.items() if pair in self._watched}
 
     def swept_clear(self) -> bool:
