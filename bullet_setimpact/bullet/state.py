@@ -56,6 +56,8 @@ class BodyState(NamedTuple):
 
     def joint_moves(self, start: BodyState) -> list[float]:
         """``|q - q_start|`` of each joint since ``start`` (a spherical joint's rotation angle)."""
+        if not self.joints:
+            return []
         if self.single_dof and start.single_dof:
             return [abs(row[0] - first[0]) for row, first in zip(self.joint_states, start.joint_states, strict=True)]
         return [

@@ -188,16 +188,15 @@ class MotionBound:
             if terms is None:
                 continue
             shift, turn = math.dist(before.pose[0], after.pose[0]), rotation_angle(before.pose[1], after.pose[1])
-            reaches = self._base_reaches.get(after.body)
-            if reaches is not None:
-                found[after.body] = [shift + reach * turn for reach in reaches]
-            else:
-                found[after.body] = self._bound(terms, shift, turn, after.joint_moves(before), before)
+            found[after.body] = self._bound(terms, shift, turn, after.joint_moves(before), before)
         return found
 
     def _bound(self, terms: np.ndarray, linear: float, angular: float, joints: list[float], state: BodyState) -> list[float]:
         """``terms`` times the base's and joints' rates (or moves), with the slides' lengthening at
-        the joint positions of ``state``."""
+        the joint positions of ``state``; for a body without movable joints, on Python floats."""
+        reaches = self._base_reaches.get(state.body)
+        if reaches is not None:
+            return [linear + reach * angular for reach in reaches]
         bound = terms.dot([linear, angular, *joints])
         slides = self._slides.get(state.body)
         if slides is not None:
@@ -213,11 +212,7 @@ class MotionBound:
             if terms is None:
                 continue
             linear, angular = math.hypot(*state.velocity[0]), math.hypot(*state.velocity[1])
-            reaches = self._base_reaches.get(state.body)
-            if reaches is not None:
-                found[state.body] = [linear + reach * angular for reach in reaches]
-            else:
-                found[state.body] = self._bound(terms, linear, angular, state.joint_speeds, state)
+            found[state.body] = self._bound(terms, linear, angular, state.joint_speeds, state)
         return found
 
 
