@@ -78,18 +78,23 @@ def _reach(low: np.ndarray, high: np.ndarray, point: np.ndarray) -> float:
 
 
 class _Slides(NamedTuple):
-    """A body's prismatic joints, which lengthen the distances ``D`` to the links below them."""
+    """A body's prismatic joints, which lengthen the distances ``D`` to the links below them (the
+    last columns of the body's terms in :class:`MotionBound`: 1 where the link is at or below the slide)."""
 
     columns: list[int]  # their positions among the body's movable joints
     rest: list[float]  # their positions when the reaches were read
-    below: np.ndarray  # (links, slides): 1 where the link is at or below the slide
-    above: np.ndarray  # (slides, joints): 1 where a turning joint is above the slide
+    above: list[list[int]]  # per slide, the columns of the turning joints above it
 
-    def lengthening(self, positions: Sequence[tuple[float, ...]], turn: float, rates: list[float]) -> np.ndarray:
-        """Per link, what the slides' extensions from ``rest`` (at joint ``positions``) add to the
-        bound: each extension times the base's ``turn`` and the ``rates`` of the turning joints above."""
-        extension = np.abs([positions[column][0] - rest for column, rest in zip(self.columns, self.rest, strict=True)])
-        return self.below @ (extension * (turn + self.above @ rates))
+    def extensions(self, state: BodyState, turn: float, rates: list[float]) -> list[float]:
+        """Per slide, what its extension from ``rest`` (at the joint positions of ``state``) adds to
+        the bound of each link below it: the extension times the base's ``turn`` and the ``rates``
+        of the turning joints above."""
+        rows = state.joint_states
+        found = []
+        for column, rest, above in zip(self.columns, self.rest, self.above, strict=True):
+            position = rows[column][0] if state.single_dof else rows[column][0][0]  # a slide has one DoF
+            found.append(abs(position - rest) * (turn + sum([rates[joint] for joint in above])))
+        return found
 
 
 class MotionBound:
@@ -121,8 +126,8 @@ class MotionBound:
     def __init__(self, client: int, bodies: dict[int, tuple[int, ...]], fixed: Collection[int] = ()) -> None:
         #: Per body with prismatic joints: what they add to the bounds (filled by :meth:`_distances`).
         self._slides: dict[int, _Slides] = {}
-        #: Per body: ``[1, D_b, C]``, the speed bound per link (base first) is this matrix times
-        #: ``[|v_b|, |w_b|, |qdot_1|, ...]``.
+        #: Per body: ``[1, D_b, C, S]``, the speed bound per link (base first) is this matrix times
+        #: ``[|v_b|, |w_b|, |qdot_1|, ..., e_1, ...]`` (``e`` the slides' :meth:`_Slides.extensions`).
         self._terms = {body: self._distances(client, body, joints) for body, joints in bodies.items()}
         #: The links ``(body, link)`` of fixed bases that no joint moves: they do not move while
         #: their base is at rest (Bullet moves a fixed base whose velocity the user set).
@@ -151,8 +156,8 @@ class MotionBound:
         slides = [joint for joint in joints if info[joint][2] == p.JOINT_PRISMATIC]
         base = np.zeros(count + 1)
         coefficients = np.zeros((count + 1, len(joints)))
-        below = np.zeros((count + 1, len(slides)))  # link i at or below prismatic joint k
-        above = np.zeros((len(slides), len(joints)))  # turning joint j above prismatic joint k
+        below = np.zeros((count + 1, len(slides)))  # S: link i at or below prismatic joint k
+        above: list[list[int]] = [[] for _ in slides]  # the turning joints above prismatic joint k
         base[0] = reach[0]
         for link in range(count):
             path = []  # the link and its ancestors, nearest first
@@ -173,11 +178,11 @@ class MotionBound:
                     if slide == link:
                         for joint in path[1:]:
                             if joint in column and info[joint][2] != p.JOINT_PRISMATIC:
-                                above[index, column[joint]] = 1.0
+                                above[index].append(column[joint])
         if slides:
             rest = [p.getJointState(body, joint, physicsClientId=client)[0] for joint in slides]
-            self._slides[body] = _Slides([column[joint] for joint in slides], rest, below, above)
-        return np.column_stack([np.ones(count + 1), base, coefficients])
+            self._slides[body] = _Slides([column[joint] for joint in slides], rest, above)
+        return np.column_stack([np.ones(count + 1), base, coefficients, below])
 
     def displacements(self, start: Snapshot, end: Snapshot) -> dict[int, list[float]]:
         """Bound of the displacements of each body's links (the base first) from ``start`` to
@@ -197,11 +202,9 @@ class MotionBound:
         reaches = self._base_reaches.get(state.body)
         if reaches is not None:
             return [linear + reach * angular for reach in reaches]
-        bound = terms.dot([linear, angular, *joints])
         slides = self._slides.get(state.body)
-        if slides is not None:
-            bound += slides.lengthening(state.joint_positions, angular, joints)
-        return bound.tolist()
+        extensions = [] if slides is None else slides.extensions(state, angular, joints)
+        return terms.dot([linear, angular, *joints, *extensions]).tolist()
 
     def speeds(self, snapshot: Snapshot) -> dict[int, list[float]]:
         """Bound of the point speeds of each body's links (the base first) in ``snapshot``, as
@@ -302,7 +305,7 @@ class DistanceBudget:
         self._measured: dict[Pair, _Measured] = {}
         #: What each link has spent, up to the steps still ``_pending`` (charged to
         #: :attr:`most` only, and to each link when an account is checked one by one).
-        self.spent = {body: np.zeros(len(value)) for body, value in speeds.items()}
+        self.spent = {body: [0.0] * len(value) for body, value in speeds.items()}
         self._pending: list[dict[int, list[float]]] = []
         self._finder = finder
         self._tolerance = finder.tolerance
@@ -355,14 +358,12 @@ class DistanceBudget:
         self._pending.append(displacements)
 
     def _charge_links(self) -> None:
-        """Charge the pending steps to each link, added step by step (a cumulative sum, whose
-        rounding is that of adding them one at a time); one NumPy pass per body, since hundreds
-        of steps pend between checks."""
-        if not self._pending:
-            return
-        for body in self.spent:
-            charges = np.array([displacements[body] for displacements in self._pending])
-            self.spent[body] = np.cumsum(np.vstack([self.spent[body], charges]), axis=0)[-1]
+        """Charge the pending steps to each link, added one step at a time (on Python floats: a
+        check comes every few steps while a robot moves, and a resting world's hundreds of
+        pending steps come once in hundreds)."""
+        for displacements in self._pending:
+            for body, spent in self.spent.items():
+                self.spent[body] = [total + charge for total, charge in zip(spent, displacements[body], strict=True)]
         self._pending.clear()
 
     def _holds_since(self, check: _Check | None) -> bool:
@@ -604,7 +605,8 @@ class DistanceBudget:
             return 0.0
         if self._pending:
             self._charge_links()
-        return float(self.spent[body][list(indices)].max())
+        spent = self.spent[body]
+        return max([spent[index] for index in indices])
 
     def remeasure(self) -> bool:
         """Measure again what :meth:`others_hold` just found spent: the spent link pairs (one
@@ -736,7 +738,7 @@ class DistanceBudget:
         if self._pending:
             self._charge_links()
         spent = self.spent.get(link[0])
-        return 0.0 if spent is None else float(spent[link[1] + 1])
+        return 0.0 if spent is None else spent[link[1] + 1]
 
 
 def corner_slack(tolerance: float, touching: dict[Feature, float], corners: dict[Feature, float]) -> float:
