@@ -6,9 +6,10 @@ and a world stepped with them gives exactly the events of the reference path
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pybullet as p
@@ -20,6 +21,7 @@ from bullet_setimpact.bullet.events import BulletPoints
 from bullet_setimpact.bullet.resting.budget import DistanceBudget
 from bullet_setimpact.bullet.resting.certificates import AfterStep, StaticBodiesUnmoved
 from bullet_setimpact.bullet.resting.corner_watch import CornerWatch
+from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
 from bullet_setimpact.laws import get_law
 
@@ -329,6 +331,20 @@ def test_a_lone_body_falling_through_the_lookahead_is_budgeted_and_caught(client
     assert event.max_penetration <= LOCALIZED
 
 
+def _hovering_duck(client: int, ground: str) -> int:
+    """Without gravity, ``duck_vhacd`` (one convex mesh) with its closest distance to ``ground`` 1 mm."""
+    p.setGravity(0.0, 0.0, 0.0, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    load_ground(client, ground)
+    duck = _load(client, "duck_vhacd.urdf", 0.0, 0.0)
+    # its AABB holds Bullet's collision margins: lower the mesh to a closest distance of 1 mm
+    closest = min(point[8] for point in p.getClosestPoints(0, duck, 0.1, physicsClientId=client))
+    position, orientation = p.getBasePositionAndOrientation(duck, physicsClientId=client)
+    p.resetBasePositionAndOrientation(duck, np.add(position, [0.0, 0.0, 1e-3 - closest]), orientation, physicsClientId=client)
+    assert min(point[8] for point in p.getClosestPoints(0, duck, 0.1, physicsClientId=client)) == pytest.approx(1e-3, abs=1e-6)
+    return duck
+
+
 @pytest.mark.parametrize("ground", GROUNDS)
 def test_a_mesh_hovering_inside_the_seed_band_is_budgeted_and_its_arrival_caught(client: int, ground: str) -> None:
     """Without gravity, the duck (``duck_vhacd``, one convex mesh) hovers with its lowest point
@@ -341,15 +357,7 @@ def test_a_mesh_hovering_inside_the_seed_band_is_budgeted_and_its_arrival_caught
     one event with ``v_minus = -v`` along z (exactly, nothing else acts) and a penetration
     within the localization's band (``LOCALIZED``)."""
     speed = 0.05
-    p.setGravity(0.0, 0.0, 0.0, physicsClientId=client)
-    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
-    load_ground(client, ground)
-    duck = _load(client, "duck_vhacd.urdf", 0.0, 0.0)
-    # its AABB holds Bullet's collision margins: lower the mesh to a closest distance of 1 mm
-    closest = min(point[8] for point in p.getClosestPoints(0, duck, 0.1, physicsClientId=client))
-    position, orientation = p.getBasePositionAndOrientation(duck, physicsClientId=client)
-    p.resetBasePositionAndOrientation(duck, np.add(position, [0.0, 0.0, 1e-3 - closest]), orientation, physicsClientId=client)
-    assert min(point[8] for point in p.getClosestPoints(0, duck, 0.1, physicsClientId=client)) == pytest.approx(1e-3, abs=1e-6)
+    duck = _hovering_duck(client, ground)
     simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise")
     simulator.step()  # the first step measures the world
     for _ in range(48):
@@ -364,6 +372,41 @@ def test_a_mesh_hovering_inside_the_seed_band_is_budgeted_and_its_arrival_caught
     v_minus, _ = event.velocities(duck)
     np.testing.assert_allclose(v_minus, [0.0, 0.0, -speed, 0.0, 0.0, 0.0], rtol=0.0, atol=1e-9)
     assert event.max_penetration <= LOCALIZED
+
+
+@pytest.mark.parametrize("ground", GROUNDS)
+def test_a_mesh_leaving_and_entering_the_seed_band_gets_the_reference_paths_bullet_calls(ground: str) -> None:
+    """The full evaluation runs Bullet's collision detection whenever a link pair is within the
+    seed band (tolerance + 2 mm), and that detection changes what Bullet's later steps compute,
+    so a step the certificates skip must run it exactly then, also with nothing touching
+    (``DistanceBudget.in_seed_band``).  The hovering duck (1 mm above the ground, no gravity)
+    rests 24 steps inside the band; rises at 5 cm/s for 24 steps (5 mm: out of the band after
+    about 1.1 mm, its fifth step); hovers 24 steps; comes down at 5 cm/s for 48 steps (6 mm in
+    some 29 steps: in again, then it lands).  With the certificates and without (the reference
+    path, which evaluates every step): the same single event bit for bit and the same Bullet
+    calls in the same order (:func:`_bullet_calls`); the certificates skipped a third of the
+    steps or more, so the comparison is not vacuous."""
+    runs = []
+    for resting_budget in (True, False):
+        client = p.connect(p.DIRECT)
+        try:
+            duck = _hovering_duck(client, ground)
+            simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise", resting_budget=resting_budget)
+            with _bullet_calls() as calls:
+                for velocity, steps in ((0.0, 24), (0.05, 24), (0.0, 24), (-0.05, 48)):
+                    p.resetBaseVelocity(duck, [0.0, 0.0, velocity], [0.0, 0.0, 0.0], physicsClientId=client)
+                    for _ in range(steps):
+                        simulator.step()
+            events = [(event.time, event.v_minus.tobytes(), event.v_plus.tobytes()) for event in simulator.events]
+            runs.append((events, simulator.budget_steps, calls))
+        finally:
+            p.disconnect(client)
+    (certified, skipped, certified_calls), (reference, none, reference_calls) = runs
+    assert none == 0
+    assert len(certified) == 1
+    assert certified == reference
+    assert certified_calls == reference_calls
+    assert skipped >= 40
 
 
 @pytest.mark.slow
@@ -609,9 +652,32 @@ def test_a_resting_cube_tipped_onto_an_edge_and_falling_back_is_caught(client: i
     assert first.problem.normal_velocities(first.v_minus).min() < -0.1
 
 
+@contextlib.contextmanager
+def _bullet_calls() -> Iterator[list[tuple[str, float]]]:
+    """Records, in order, the simulator's calls that change Bullet's state beyond the positions
+    and velocities a snapshot restores: its steps (with their length) and its collision
+    detections, which change what Bullet's persistent manifolds keep."""
+    calls: list[tuple[str, float]] = []
+    step, detect = simulator_module.bullet_step_simulation, p.performCollisionDetection
+
+    def recorded_step(client: int) -> None:
+        calls.append(("step", p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"]))
+        step(client)
+
+    def recorded_detect(*args: object, **kwargs: object) -> None:
+        calls.append(("detect", 0.0))
+        detect(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(simulator_module, "bullet_step_simulation", recorded_step)
+        patch.setattr(p, "performCollisionDetection", recorded_detect)
+        yield calls
+
+
 def _events_with_and_without_certificates(name: str, seconds: float) -> tuple[list, list, int]:
     """The events (time, v-, v+ as bytes) of drop world ``name`` (2 cm drop, 240 Hz) stepped for
-    ``seconds`` with the certificates and without, and the steps the certificates skipped."""
+    ``seconds`` with the certificates and without, and the steps the certificates skipped; both
+    runs made the same Bullet calls (:func:`_bullet_calls`)."""
     runs = []
     for resting_budget in (True, False):
         client = p.connect(p.DIRECT)
@@ -620,14 +686,16 @@ def _events_with_and_without_certificates(name: str, seconds: float) -> tuple[li
             p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
             load_drop_world(client, next(world for world in DROP_WORLDS if world.name == name), "box", 0.02)
             simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
-            for _ in range(round(seconds / DT)):
-                simulator.step()
+            with _bullet_calls() as calls:
+                for _ in range(round(seconds / DT)):
+                    simulator.step()
             events = [(event.time, event.v_minus.tobytes(), event.v_plus.tobytes()) for event in simulator.events]
-            runs.append((events, simulator.budget_steps))
+            runs.append((events, simulator.budget_steps, calls))
         finally:
             p.disconnect(client)
-    (certified, skipped), (reference, none) = runs
+    (certified, skipped, certified_calls), (reference, none, reference_calls) = runs
     assert none == 0  # the reference path skips nothing
+    assert certified_calls == reference_calls
     return certified, reference, skipped
 
 
@@ -641,8 +709,9 @@ QUICK_WORLDS = ("a1", "humanoid", "cube")
 def test_the_certificates_change_no_event(name: str) -> None:
     """A certificate only lets a step skip the contact evaluation when that evaluation would find
     the contact set it found (no arrival, no contact lost), and skipping it leaves Bullet's
-    steps as they were: the world's trajectory, and so every event, is the same bit for bit as
-    the reference path's, which evaluates every step.  Each drop world falls 2 cm, lands and
+    steps as they were: the skipping path makes the reference path's steps and collision
+    detections in the same order (the reference evaluates every step), so the world's
+    trajectory, and every event, is the same bit for bit.  Each drop world falls 2 cm, lands and
     rests for 2 s (1.5 s for the jenga stack); the certificates must have skipped a quarter of
     the steps (the humanoid falls over for most of its first second),
     so the comparison is not vacuous."""
@@ -653,9 +722,10 @@ def test_the_certificates_change_no_event(name: str) -> None:
     assert skipped >= 0.25 * seconds / DT
 
 
-def _walk(walker: str, resting_budget: bool, seconds: float) -> tuple[list, int]:
+def _walk(walker: str, resting_budget: bool, seconds: float) -> tuple[list, int, list]:
     """The events (time, v-, v+ as bytes) of ``walker`` trotting for ``seconds`` at 240 Hz
-    (:mod:`.pattern_envs`), and the steps the certificates skipped."""
+    (:mod:`.pattern_envs`), the steps the certificates skipped and the simulator's Bullet calls
+    (:func:`_bullet_calls`)."""
     if walker == "a1":
         client, joints, targets = a1_world(DT)
         command = trot(client, joints, targets, 33.5)
@@ -667,10 +737,12 @@ def _walk(walker: str, resting_budget: bool, seconds: float) -> tuple[list, int]
 
     try:
         simulator = ImpactSimulator(get_law("routh"), client._client, seed=0, resting_budget=resting_budget)
-        for index in range(round(seconds / DT)):
-            command(index * DT)
-            simulator.step()
-        return [(event.time, event.v_minus.tobytes(), event.v_plus.tobytes()) for event in simulator.events], simulator.budget_steps
+        with _bullet_calls() as calls:
+            for index in range(round(seconds / DT)):
+                command(index * DT)
+                simulator.step()
+        events = [(event.time, event.v_minus.tobytes(), event.v_plus.tobytes()) for event in simulator.events]
+        return events, simulator.budget_steps, calls
     finally:
         client.disconnect()
 
@@ -680,7 +752,9 @@ def test_the_certificates_change_no_event_while_robots_walk(walker: str, monkeyp
     """A walking robot's swinging legs spend their accounts out of contact every step or two,
     so its body pair with the ground is swept instead (:class:`SweptPairsClear`: the full
     evaluation's own seed query, every step).  The a1 and the minitaur trot for 1 s: the events
-    are the reference path's bit for bit; in a run of its own, at every step the certificates
+    are the reference path's bit for bit, with the same Bullet calls in the same order (a step
+    skipped with a foot on the ground runs Bullet's collision detection, as the full evaluation
+    does); in a run of its own, at every step the certificates
     skip, the full evaluation finds no new contact and none lost; the certificates skipped a fifth of the steps
     or more (the minitaur strikes some 60 times a second), with a body pair swept on most of
     them, so neither check is vacuous."""
@@ -693,15 +767,16 @@ def test_the_certificates_change_no_event_while_robots_walk(walker: str, monkeyp
         return clear
 
     monkeypatch.setattr(DistanceBudget, "swept_clear", counted)
-    certified, skipped = _walk(walker, True, 1.0)
+    certified, skipped, certified_calls = _walk(walker, True, 1.0)
     assert skipped >= 0.2 / DT
     assert sum(swept) >= 0.5 * skipped
     held = _check_every_skip(monkeypatch)
-    _, checked = _walk(walker, True, 1.0)
+    _, checked, _ = _walk(walker, True, 1.0)
     assert checked == len(held) >= 0.2 / DT
     monkeypatch.undo()
-    reference, none = _walk(walker, False, 1.0)
+    reference, none, reference_calls = _walk(walker, False, 1.0)
     assert none == 0
+    assert certified_calls == reference_calls
     assert certified == reference
     assert len(certified) >= 8  # the feet strike
 

@@ -532,6 +532,13 @@ class ImpactSimulator:
         pay for them.  The full evaluation reads Bullet's manifold detected again at the
         configuration now, as :meth:`_resolve` does; the points of the step itself, whose
         impulses tell what Bullet pushed, are read before.
+
+        That detection is made whenever a link pair is within the seed band.  It changes which
+        points Bullet's persistent manifolds keep, and with them Bullet's later steps at
+        round-off level (after a rollback most visibly), so a step the certificates skip makes
+        it too when a pair is within the band (:attr:`.resting.budget.DistanceBudget.in_seed_band`):
+        with and without the certificates, Bullet gets the same calls, and the trajectories are
+        the same bit for bit.
         """
         touching = self._touching if self._touching is not None else set()
         step.end = None
@@ -539,6 +546,8 @@ class ImpactSimulator:
         points = BulletPoints(self.client)  # Bullet's contact points after the trial, read at most once
         if self._within_budget(step, touching, points):
             self.budget_steps += 1
+            if self._resting is not None and self._resting.in_seed_band:  # as the full evaluation does (see above)
+                p.performCollisionDetection(self.client)
             return None
         nearby = self.finder.pair_gaps(LOOKAHEAD)
         self._near = bool(nearby)
@@ -677,7 +686,8 @@ class ImpactSimulator:
         integrates, so the manifold a step leaves holds points at the step's start, each one
         step's displacement from the geometry now (a stale copy beside an exact box corner, with
         a stale gap).  Detecting again puts them on the geometry of the event; it keeps the
-        points' impulses and changes none of Bullet's later steps."""
+        points' impulses (what it changes in Bullet's later steps, see :meth:`_detect`, both
+        paths share: events are resolved with or without the certificates)."""
         self._drop_budget()
         p.performCollisionDetection(self.client)
         contacts = self.finder.contacts()

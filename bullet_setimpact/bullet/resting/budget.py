@@ -330,6 +330,11 @@ class DistanceBudget:
         self._swept: set[tuple[int, int]] = set()
         #: The watched contacts of the swept body pairs, checked by the seed query instead.
         self._swept_watched: dict[tuple[int, int], list[Pair]] = {}
+        #: Whether this step's query of the swept body pairs found a link pair within the seed band.
+        self._seeded = False
+        #: While no contact touches, the measured link pairs out of contact within the seed band,
+        #: each with the spending of its two links up to which it surely stays inside it.
+        self._banded: dict[Pair, float] = {}
         #: Spending bound of every moving link (the most any link was charged in a step, summed
         #: over the steps), and of every link of each moving body.
         self.most = 0.0
@@ -348,6 +353,7 @@ class DistanceBudget:
 
         The links are charged when an account is checked one by one (:meth:`_charge_links`);
         the last step's charge of one link is :meth:`_step_charge`."""
+        self._seeded = False
         largest = 0.0
         for body, row in displacements.items():
             peak = max(row)
@@ -545,8 +551,15 @@ class DistanceBudget:
     def others_hold(self) -> bool:
         """True while no link pair out of contact can have come within the seed band
         (:data:`~.contacts.SEED_MARGIN`; within the tolerance for the pairs of
-        :meth:`_out_of_contact`) and no closest-point contact can have left the tolerance: O(1)
-        while the last one-by-one check's headroom lasts (:meth:`_holds_since`)."""
+        :meth:`_out_of_contact`), no closest-point contact can have left the tolerance, and the
+        pairs within the band while no contact touches surely stay inside it (see
+        :attr:`in_seed_band`): O(1) while the last one-by-one check's headroom lasts
+        (:meth:`_holds_since`)."""
+        spent = self._spent
+        unsure = [pair for pair, inside in self._banded.items() if spent(pair[0]) + spent(pair[1]) > inside]
+        if unsure:  # measured again by remeasure(), as spent accounts are
+            self._spent_bodies, self._spent_nearby, self._others_check = [], unsure, None
+            return False
         return self._holds_since(self._others_check) or self._check_others()
 
     def _check_others(self) -> bool:
@@ -568,7 +581,7 @@ class DistanceBudget:
         if any(nearby.get(pair, np.inf) > self._tolerance for pair in self._closest):
             return False
         self._watch(nearby)
-        self._sharp = {}
+        self._sharp, self._banded = {}, {}
         self.nearby = {pair: self._threshold(pair, gap) for pair, gap in nearby.items() if self._accounted(pair)}
         self.bodies = self._beyond(nearby, self._finder.pairs, self._lookahead)
         return self._check_others()
@@ -657,6 +670,7 @@ class DistanceBudget:
         manifold: :meth:`swept_clear` covers them all."""
         swept, closest = self._swept, self._closest
         self.nearby = {pair: slack for pair, slack in self.nearby.items() if _bodies(pair) not in swept or pair in closest}
+        self._banded = {pair: inside for pair, inside in self._banded.items() if pair in self.nearby}
         self.bodies = {sides: slack for sides, slack in self.bodies.items() if _bodies(sides) not in swept}
         for pair in [pair for pair in self._watched if _bodies(pair) in swept]:
             del self._watched[pair]
@@ -678,6 +692,7 @@ class DistanceBudget:
         touching, tolerance = self.touching, self._tolerance
         for bodies in swept:
             gaps = self._finder.seed_gaps(*bodies)
+            self._seeded = self._seeded or bool(gaps)
             if not all(gaps.get(pair, math.inf) <= tolerance for pair in self._swept_watched.get(bodies, ())):
                 return False
             for pair, gap in gaps.items():
@@ -685,12 +700,38 @@ class DistanceBudget:
                     return False
         return True
 
+    @property
+    def in_seed_band(self) -> bool:
+        """Whether a link pair is within the seed band after a step the certificates held over: a
+        contact touches, the query of a swept body pair found one, or a measured pair is surely
+        still inside it (:meth:`_threshold`, checked by :meth:`others_hold`).  Otherwise every
+        pair is beyond it: while no contact touches, the accounts keep the others out.
+
+        The full evaluation runs Bullet's collision detection exactly then, and that detection
+        changes Bullet's later steps (:meth:`~bullet_setimpact.bullet.simulator.ImpactSimulator._detect`):
+        a skipped step runs it too when this holds."""
+        return bool(self.touching) or self._seeded or bool(self._banded)
+
     def _threshold(self, pair: Pair, gap: float) -> float:
         """The account of a link pair at closest distance ``gap``: a closest-point contact
-        stays within the tolerance, another pair out of contact (:meth:`_out_of_contact`)."""
+        stays within the tolerance, another pair out of contact (:meth:`_out_of_contact`).
+
+        While no contact touches, a pair beyond the seed band must stay beyond it, and one
+        within it is kept in :attr:`_banded` until its links have spent what would take it
+        out (see :attr:`in_seed_band`)."""
         a, b = pair
-        slack = self._tolerance - gap if pair in self._closest else self._out_of_contact(pair, gap)
-        return slack + self._spent(a) + self._spent(b)
+        spent = self._spent(a) + self._spent(b)
+        band = self._tolerance + SEED_MARGIN
+        self._banded.pop(pair, None)
+        if pair in self._closest:
+            slack = self._tolerance - gap
+        elif self.touching or gap <= band:
+            slack = self._out_of_contact(pair, gap)
+            if not self.touching:
+                self._banded[pair] = band - gap + spent
+        else:
+            slack = gap - band
+        return slack + spent
 
     def _out_of_contact(self, pair: Pair, gap: float) -> float:
         """How far a link pair out of contact at closest distance ``gap`` may close before the

@@ -306,6 +306,12 @@ class RestingContact:
         self._failed()
         return None
 
+    @property
+    def in_seed_band(self) -> bool:
+        """After :meth:`holds` passed: whether a link pair is within the seed band, where the full
+        evaluation runs Bullet's collision detection (:attr:`.budget.DistanceBudget.in_seed_band`)."""
+        return self.ledger is not None and self.ledger.in_seed_band
+
     def drop(self) -> None:
         """Forget the budget without backing off (an event, or the user moved a body)."""
         self.ledger = None
