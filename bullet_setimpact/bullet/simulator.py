@@ -764,7 +764,8 @@ class ImpactSimulator:
         try:
             present = set(bodies) | self.world.static_bodies
             rows = constraint_rows([c for c in self._constraints if set(c.bodies) <= present], configuration)
-            if rows is not None and not free_basis(rows, configuration.model.nv).shape[1]:
+            nv = configuration.model.nv
+            if rows is not None and len(rows) >= nv and not free_basis(rows, nv).shape[1]:  # fewer rows leave some velocity free
                 return None, []  # the constraints hold every body of the impact still (welded to the world)
             problem, cluster = contact_problem(cluster, configuration, self.friction_directions, self._restitution(cluster), rows)
         except (SetImpactError, ValueError, np.linalg.LinAlgError) as exc:
