@@ -16,12 +16,12 @@ import pybullet as p
 import pybullet_data
 import pytest
 
+from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.events import BulletPoints
 from bullet_setimpact.bullet.resting.budget import DistanceBudget
 from bullet_setimpact.bullet.resting.certificates import AfterStep, StaticBodiesUnmoved
 from bullet_setimpact.bullet.resting.corner_watch import CornerWatch
-from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
 from bullet_setimpact.laws import get_law
 

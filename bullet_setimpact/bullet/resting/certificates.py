@@ -4,8 +4,10 @@ After a full contact evaluation found no arrival, :class:`RestingContact` opens 
 :class:`~.budget.DistanceBudget` (the ledger of accounts below). After every Bullet step it
 checks each :class:`Certificate` in turn. Each certificate states one invariant. Together they
 prove that the full evaluation would find the contact set it last found: no feature arrived,
-none left. While all hold, the simulator skips the evaluation. The first one that fails drops
-the budget, and the next full evaluation opens a new one.
+none left. While all hold, the simulator skips the evaluation, but for Bullet's collision
+detection, run as the evaluation would when a link pair is within the seed band
+(:attr:`RestingContact.in_seed_band`). The first one that fails drops the budget, and the next
+full evaluation opens a new one.
 
 Glossary
 --------
@@ -56,6 +58,10 @@ swept
     over the ground): instead of accounts, the query that seeds the full evaluation is made for
     it every step, and must find no link pair within the seed band but those in contact (or
     out of contact with slack left), and its closest-point contacts within the tolerance.
+banded
+    While no contact touches, a link pair measured within the seed band: the full evaluation
+    would run Bullet's collision detection, so a skipped step does too while the pair surely
+    stays inside (past that it is measured again).  The other pairs then stay out of the band.
 
 The certificates are checked in the order :class:`RestingContact` lists them, cheapest first;
 the first that fails ends the check. They share the ledger: a certificate may renew an account
