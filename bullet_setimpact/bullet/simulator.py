@@ -533,10 +533,10 @@ class ImpactSimulator:
         configuration now, as :meth:`_resolve` does; the points of the step itself, whose
         impulses tell what Bullet pushed, are read before.
 
-        That detection is made whenever a link pair is within the seed band.  It changes which
-        points Bullet's persistent manifolds keep, and with them Bullet's later steps at
-        round-off level (after a rollback most visibly), so a step the certificates skip makes
-        it too when a pair is within the band (:attr:`.resting.budget.DistanceBudget.in_seed_band`):
+        That detection is made whenever a link pair is within the seed band.  It updates the
+        contact manifolds Bullet carries into its next steps, which change with it at round-off
+        level (after a rollback most visibly).  A step the certificates skip therefore makes it
+        too when a pair is within the band (:attr:`.resting.budget.DistanceBudget.in_seed_band`):
         with and without the certificates, Bullet gets the same calls, and the trajectories are
         the same bit for bit.
         """
