@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pybullet as p
@@ -386,26 +386,21 @@ def test_a_mesh_leaving_and_entering_the_seed_band_gets_the_reference_paths_bull
     path, which evaluates every step): the same single event bit for bit and the same Bullet
     calls in the same order (:func:`_bullet_calls`); the certificates skipped a third of the
     steps or more, so the comparison is not vacuous."""
-    runs = []
-    for resting_budget in (True, False):
-        client = p.connect(p.DIRECT)
-        try:
-            duck = _hovering_duck(client, ground)
-            simulator = ImpactSimulator(get_law("routh"), client, seed=0, on_failure="raise", resting_budget=resting_budget)
-            with _bullet_calls() as calls:
-                for velocity, steps in ((0.0, 24), (0.05, 24), (0.0, 24), (-0.05, 48)):
-                    p.resetBaseVelocity(duck, [0.0, 0.0, velocity], [0.0, 0.0, 0.0], physicsClientId=client)
-                    for _ in range(steps):
-                        simulator.step()
-            events = [(event.time, event.v_minus.tobytes(), event.v_plus.tobytes()) for event in simulator.events]
-            runs.append((events, simulator.budget_steps, calls))
-        finally:
-            p.disconnect(client)
-    (certified, skipped, certified_calls), (reference, none, reference_calls) = runs
-    assert none == 0
+
+    def hover_rise_and_land(client: int) -> Callable[[ImpactSimulator], None]:
+        duck = _hovering_duck(client, ground)
+
+        def drive(simulator: ImpactSimulator) -> None:
+            for velocity, steps in ((0.0, 24), (0.05, 24), (0.0, 24), (-0.05, 48)):
+                p.resetBaseVelocity(duck, [0.0, 0.0, velocity], [0.0, 0.0, 0.0], physicsClientId=client)
+                for _ in range(steps):
+                    simulator.step()
+
+        return drive
+
+    certified, reference, skipped = _with_and_without_certificates(hover_rise_and_land, on_failure="raise")
     assert len(certified) == 1
     assert certified == reference
-    assert certified_calls == reference_calls
     assert skipped >= 40
 
 
@@ -674,21 +669,20 @@ def _bullet_calls() -> Iterator[list[tuple[str, float]]]:
         yield calls
 
 
-def _events_with_and_without_certificates(name: str, seconds: float) -> tuple[list, list, int]:
-    """The events (time, v-, v+ as bytes) of drop world ``name`` (2 cm drop, 240 Hz) stepped for
-    ``seconds`` with the certificates and without, and the steps the certificates skipped; both
-    runs made the same Bullet calls (:func:`_bullet_calls`)."""
+def _with_and_without_certificates(build: Callable[[int], Callable[[ImpactSimulator], None]], **options: object) -> tuple[list, list, int]:
+    """A world run twice, with the certificates and without (the reference path), each in a
+    client of its own: ``build(client)`` loads it and returns how to drive a simulator
+    (``ImpactSimulator`` options ``options``) through it.  Returns the events (time, v-, v+ as
+    bytes) of both runs and the steps the certificates skipped, after checking that both runs
+    made the same Bullet calls (:func:`_bullet_calls`) and the reference skipped none."""
     runs = []
     for resting_budget in (True, False):
         client = p.connect(p.DIRECT)
         try:
-            p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
-            p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
-            load_drop_world(client, next(world for world in DROP_WORLDS if world.name == name), "box", 0.02)
-            simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
+            drive = build(client)
+            simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget, **options)
             with _bullet_calls() as calls:
-                for _ in range(round(seconds / DT)):
-                    simulator.step()
+                drive(simulator)
             events = [(event.time, event.v_minus.tobytes(), event.v_plus.tobytes()) for event in simulator.events]
             runs.append((events, simulator.budget_steps, calls))
         finally:
@@ -697,6 +691,23 @@ def _events_with_and_without_certificates(name: str, seconds: float) -> tuple[li
     assert none == 0  # the reference path skips nothing
     assert certified_calls == reference_calls
     return certified, reference, skipped
+
+
+def _events_with_and_without_certificates(name: str, seconds: float) -> tuple[list, list, int]:
+    """:func:`_with_and_without_certificates` of drop world ``name`` (2 cm drop, 240 Hz) stepped for ``seconds``."""
+
+    def drop(client: int) -> Callable[[ImpactSimulator], None]:
+        p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+        p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+        load_drop_world(client, next(world for world in DROP_WORLDS if world.name == name), "box", 0.02)
+
+        def drive(simulator: ImpactSimulator) -> None:
+            for _ in range(round(seconds / DT)):
+                simulator.step()
+
+        return drive
+
+    return _with_and_without_certificates(drop)
 
 
 QUICK_WORLDS = ("a1", "humanoid", "cube")
