@@ -685,9 +685,9 @@ class ImpactSimulator:
         Bullet's collision detection runs first: ``stepSimulation`` detects collisions before it
         integrates, so the manifold a step leaves holds points at the step's start, each one
         step's displacement from the geometry now (a stale copy beside an exact box corner, with
-        a stale gap).  Detecting again puts them on the geometry of the event; it keeps the
-        points' impulses (what it changes in Bullet's later steps, see :meth:`_detect`, both
-        paths share: events are resolved with or without the certificates)."""
+        a stale gap).  Detecting again puts them on the geometry of the event and keeps their
+        impulses.  Events are resolved with and without the certificates alike, so both paths
+        make this detection (what it changes in Bullet's later steps: :meth:`_detect`)."""
         self._drop_budget()
         p.performCollisionDetection(self.client)
         contacts = self.finder.contacts()
