@@ -91,9 +91,13 @@ def lcp_residual(W: np.ndarray, w: np.ndarray, z: np.ndarray) -> float:
     Scale-invariant (the same for ``LCP(a W, b w)`` and ``b z / a``): a negative ``z`` is
     divided by ``||z||_inf``, a negative ``y`` by ``||w||_inf + ||W||_inf ||z||_inf``, and the
     complementarity gap by the product of the two.  A ``z`` with a NaN or infinite entry has
-    residual ``inf`` (it fails every check instead of comparing as 0).
+    residual ``inf`` (it fails every check instead of comparing as 0), without a warning.
     """
-    return _residual(W, w, z, W @ z + w) if z.size else 0.0
+    if not z.size:
+        return 0.0
+    with np.errstate(invalid="ignore", over="ignore"):  # a non-finite z: _residual returns inf
+        y = W @ z + w
+    return _residual(W, w, z, y)
 
 
 def _residual(W: np.ndarray, w: np.ndarray, z: np.ndarray, y: np.ndarray) -> float:
