@@ -381,7 +381,7 @@ def test_a_mesh_leaving_and_entering_the_seed_band_gets_the_reference_paths_bull
     so a step the certificates skip must run it exactly then, also with nothing touching
     (``DistanceBudget.in_seed_band``).  The hovering duck (1 mm above the ground, no gravity)
     rests 24 steps inside the band; rises at 5 cm/s for 24 steps (5 mm: out of the band after
-    about 1.1 mm, its fifth step); hovers 24 steps; comes down at 5 cm/s for 48 steps (6 mm in
+    about 1.1 mm, in its sixth step); hovers 24 steps; comes down at 5 cm/s for 48 steps (6 mm in
     some 29 steps: in again, then it lands).  With the certificates and without (the reference
     path, which evaluates every step): the same single event bit for bit and the same Bullet
     calls in the same order (:func:`_bullet_calls`); the certificates skipped a third of the
@@ -651,7 +651,7 @@ def test_a_resting_cube_tipped_onto_an_edge_and_falling_back_is_caught(client: i
 def _bullet_calls() -> Iterator[list[tuple[str, float]]]:
     """Records, in order, the simulator's calls that change Bullet's state beyond the positions
     and velocities a snapshot restores: its steps (with their length) and its collision
-    detections, which change what Bullet's persistent manifolds keep."""
+    detections, which update the contact manifolds Bullet carries into its next steps."""
     calls: list[tuple[str, float]] = []
     step, detect = simulator_module.bullet_step_simulation, p.performCollisionDetection
 
