@@ -261,25 +261,23 @@ class DistanceBudget:
 
     Parameters
     ----------
-    tolerance : float
-        The contact tolerance [m].
+    finder : ContactFinder
+        The simulator's contact evaluation: its tolerance, body pairs and queries.
     touching : dict
         ``((body, link), (body, link)) -> slack [m]`` of the box corners of the link pairs in
         contact (``tol - d`` of those in contact, ``d - tol`` of the others).
     closest : set
         The link pairs in contact only through their closest point.
+    lookahead : float
+        Distance [m] beyond which the link pairs missing from the measurements are.
+    speeds : dict
+        Point-speed bounds of every moving body's links when the budget opens (:class:`MotionBound`):
+        the links to charge, and whether a still link moves.
     corner_contacts : dict, optional
         The touching box corners (vertex features) of each link pair in contact through box
         corners alone, for measuring it again when its account is spent (:meth:`_touch_again`).
     still : collection, optional
         Links ``(body, link)`` of moving bodies that never move (:attr:`MotionBound.still`).
-    lookahead : float
-        Distance [m] beyond which the link pairs missing from the measurements are.
-    pairs : list
-        Every body pair ``(body_a, body_b)`` of the contact search.
-    speeds : dict
-        Point-speed bounds of every moving body's links when the budget opens (:class:`MotionBound`):
-        the links to charge, and whether a still link moves.
     """
 
     def __init__(
