@@ -22,27 +22,40 @@ The two copies get the same commands. Printed per world:
 The trots time the step calls alone (the same commands go to both copies); ``panda_push``
 times whole ``env.step`` calls, as a training loop sees them.
 
+``--breakdown`` measures each world a second time with the package's PyBullet calls and its
+LCP solves timed (:func:`timed_calls`), and prints, as ratios of plain's time in that run,
+where the hooked time goes: Bullet's steps (trials and re-simulations), its other queries,
+the LCP solves, and the rest, Python and NumPy (the first run's ratio less the other three).
+Bullet's work and the solves are the floor of this design; the rest is what speed-ups can cut.
+
     python benchmarks/walking.py                     # every world
     python benchmarks/walking.py --worlds a1 --seconds 2
+    python benchmarks/walking.py --worlds minitaur --breakdown
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
+import functools
 import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pybullet
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/pattern_envs.py
 
 import bullet_setimpact
 from bullet_setimpact import ImpactSimulator, RouthImpact
+from bullet_setimpact.core.lcp_solve import solve_lcp
+from bullet_setimpact.hooks import ORIGINAL_STEP
 from tests.pattern_envs import a1_world, minitaur_command, minitaur_world, trot
 
 #: Steps each loop takes before the other takes its turn.
@@ -164,6 +177,66 @@ def measure_panda_push(seconds: float) -> Timings:
 WORLDS: dict[str, Callable[[float], Timings]] = {"a1": measure_a1, "minitaur": measure_minitaur, "panda_push": measure_panda_push}
 
 
+class _TimedPyBullet:
+    """Stands in for the ``pybullet`` module: every function call is timed into ``seconds``."""
+
+    def __init__(self, seconds: collections.defaultdict[str, float]) -> None:
+        self._seconds = seconds
+
+    def __getattr__(self, name: str) -> object:
+        found = getattr(pybullet, name)
+        return _timed(found, name, self._seconds) if callable(found) else found
+
+
+def _timed(function: Callable, name: str, seconds: collections.defaultdict[str, float]) -> Callable:
+    @functools.wraps(function)
+    def timed(*args: object, **kwargs: object) -> object:
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            seconds[name] += time.perf_counter() - start
+
+    return timed
+
+
+@contextlib.contextmanager
+def timed_calls() -> Iterator[collections.defaultdict[str, float]]:
+    """Time, while in the context, the package's PyBullet calls (by function name; Bullet's own
+    steps as ``stepSimulation``) and its LCP solves (``solve_lcp``): the package's modules get
+    timed stand-ins for ``pybullet``, Bullet's step and ``solve_lcp``, restored on leaving."""
+    seconds: collections.defaultdict[str, float] = collections.defaultdict(float)
+    stand_ins = {
+        "p": (pybullet, _TimedPyBullet(seconds)),
+        "bullet_step_simulation": (ORIGINAL_STEP, _timed(ORIGINAL_STEP, "stepSimulation", seconds)),
+        "solve_lcp": (solve_lcp, _timed(solve_lcp, "solve_lcp", seconds)),
+    }
+    replaced = []
+    for module in [module for name, module in list(sys.modules.items()) if name.startswith("bullet_setimpact.")]:
+        for name, (original, stand_in) in stand_ins.items():
+            if vars(module).get(name) is original:
+                replaced.append((module, name))
+                setattr(module, name, stand_in)
+    try:
+        yield seconds
+    finally:
+        for module, name in replaced:
+            setattr(module, name, stand_ins[name][0])
+
+
+def breakdown(name: str, seconds: float, ratio: float) -> str:
+    """Where the hooked time of world ``name`` goes, as ratios of plain's (module docstring);
+    ``ratio``: the hooked ÷ plain ratio of the untimed run."""
+    with timed_calls() as inside:
+        timings = WORLDS[name](seconds)
+    plain = sum(timings.plain)
+    steps = inside.pop("stepSimulation", 0.0) / plain
+    solves = inside.pop("solve_lcp", 0.0) / plain
+    queries = sum(inside.values()) / plain
+    largest = ", ".join(f"{call} {spent / plain:.2f}x" for call, spent in sorted(inside.items(), key=lambda item: -item[1])[:3])
+    return f"{name:12s} {steps:10.2f}x {queries:8.2f}x {solves:7.2f}x {ratio - steps - queries - solves:7.2f}x   ({largest})"
+
+
 def report(name: str, timings: Timings) -> str:
     hooked = np.array(timings.hooked)
     plain = np.array(timings.plain)
@@ -183,11 +256,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS), help="worlds to measure (default: all)")
     parser.add_argument("--seconds", type=float, default=5.0, help="simulated seconds per world (default 5)")
+    parser.add_argument("--breakdown", action="store_true", help="measure again with Bullet's calls and the LCP solves timed")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=bullet_setimpact.SetImpactWarning)
     print(f"{'world':12s} {'ratio':>7s} {'events/s':>8s} {'event ms med / p90':>15s} {'contacts':>9s} {'in events':>9s} {'quiet':>7s}")
+    ratios = {}
     for name in args.worlds:
-        print(report(name, WORLDS[name](args.seconds)), flush=True)
+        timings = WORLDS[name](args.seconds)
+        ratios[name] = sum(timings.hooked) / sum(timings.plain)
+        print(report(name, timings), flush=True)
+    if args.breakdown:
+        print(
+            f"\nhooked time ÷ plain's\n{'world':12s} {'Bullet steps':>11s} {'queries':>9s} {'solves':>8s} {'rest':>8s}   (largest queries)"
+        )
+        for name in args.worlds:
+            print(breakdown(name, args.seconds, ratios[name]), flush=True)
 
 
 if __name__ == "__main__":
