@@ -95,3 +95,49 @@ def test_contacts_follow_a_static_body_the_user_moves(client: int) -> None:
         assert all(abs(contact.gap - gap) < 1e-12 for contact in contacts)
         corner = ("vertex", cube, -1, 0, ground, -1)  # a bottom corner (signs -, -, -)
         assert abs(finder.feature_gaps([corner], 1e-3)[corner] - gap) < 1e-12
+
+
+def test_link_pairs_against_one_link_get_the_contacts_each_gets_alone(client: int) -> None:
+    """Three 10 cm cubes on a static ground made of two 1 m boxes side by side (top face at
+    z = 0), evaluated together (their corners measured against the ground in one pass) and pair by
+    pair (:meth:`ContactFinder.pair_contacts`), which must agree feature for feature:
+
+    - cube 1 flat at z = 0.05 over the first box: its 4 bottom corners at gap 0 (the ground is
+      body A, the first created: each normal, on the cube towards the ground, is -z);
+    - cube 2 turned 45 degrees about x at z = 0.05 sqrt(2) over the second box: its lowest edge
+      touches, 2 corners at gap 0;
+    - cube 3 flat over the seam x = 0, 1e-5 m deep: 2 corners over each box, gap -1e-5, and
+      each corner touches the box under it only (the other is 5 cm away sideways).  Bullet's
+      closest-point query answers once per ground box for it: the link pair is still evaluated
+      once, 4 contacts, not 8.
+
+    A mix-up of which rows of the joint measurement belong to which cube (or to which ground
+    box) gives other corners, gaps or points than the pair's own evaluation."""
+    ground_shape = p.createCollisionShapeArray(
+        [p.GEOM_BOX, p.GEOM_BOX],
+        halfExtents=[[0.5, 0.5, 0.5]] * 2,
+        collisionFramePositions=[[-0.5, 0, -0.5], [0.5, 0, -0.5]],
+        physicsClientId=client,
+    )
+    ground = p.createMultiBody(0.0, ground_shape, physicsClientId=client)
+    cube_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05] * 3, physicsClientId=client)
+    turned = p.getQuaternionFromEuler([np.pi / 4, 0.0, 0.0])
+    placements = [([-0.5, 0.0, 0.05], [0, 0, 0, 1]), ([0.5, 0.0, 0.05 * np.sqrt(2.0)], turned), ([0.0, 0.3, 0.05 - 1e-5], [0, 0, 0, 1])]
+    cubes = [p.createMultiBody(1.0, cube_shape, -1, position, orientation, physicsClientId=client) for position, orientation in placements]
+    finder = ContactFinder(client, cubes, 1e-4)
+    p.performCollisionDetection(client)
+    together = finder.contacts()
+    alone = [contact for cube in cubes for contact in finder.pair_contacts(((ground, -1), (cube, -1)))]
+    counts = [sum(cube in (contact.body_a, contact.body_b) for contact in together) for cube in cubes]
+    assert counts == [4, 2, 4]
+    assert [contact.feature for contact in together] == [contact.feature for contact in alone]
+    assert all(contact.feature[0] == "vertex" for contact in together)
+    for joint, single in zip(together, alone, strict=True):
+        for field in ("position_a", "position_b", "normal"):
+            np.testing.assert_allclose(getattr(joint, field), getattr(single, field), rtol=0.0, atol=1e-12)
+        assert joint.gap == pytest.approx(single.gap, abs=1e-12)
+        np.testing.assert_allclose(joint.normal, -UP, atol=1e-12)
+    gaps = {cube: sorted(contact.gap for contact in together if cube in (contact.body_a, contact.body_b)) for cube in cubes}
+    np.testing.assert_allclose(gaps[cubes[0]], 0.0, atol=1e-12)
+    np.testing.assert_allclose(gaps[cubes[1]], 0.0, atol=1e-12)
+    np.testing.assert_allclose(gaps[cubes[2]], -1e-5, atol=1e-12)

@@ -21,9 +21,9 @@ import functools
 import math
 import struct
 import warnings
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import accumulate, combinations
 from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
@@ -147,6 +147,53 @@ class _Shape:
     half: np.ndarray  # dimensions / 2 (a box's half extents)
 
 
+#: A vertex evaluation: ``(body_v, link_v, body_s, link_s, flip)``, the vertices of link ``v``
+#: against link ``s`` (``flip``: ``s`` is link A of the pair).
+VertexJob = tuple[int, int, int, int, bool]
+
+
+def _vertex_jobs(body_a: int, link_a: int, body_b: int, link_b: int) -> tuple[VertexJob, VertexJob]:
+    """The two vertex evaluations of a link pair: A's vertices against B, then B's against A."""
+    return (body_a, link_a, body_b, link_b, False), (body_b, link_b, body_a, link_a, True)
+
+
+@dataclass(frozen=True)
+class _Touching:
+    """The vertices of a job's link ``v`` in contact with link ``s``, one row each (shape-major
+    when ``s`` has several shapes): vertex indices, world vertices, gaps, contact normals (on
+    B, pointing to A), the points on ``s``, and the geometry of the shape of ``s`` touched."""
+
+    indices: np.ndarray
+    vertices: np.ndarray
+    gaps: np.ndarray
+    normals: np.ndarray
+    on_shapes: np.ndarray
+    geometries: list[int]
+
+    @classmethod
+    def of(cls, parts: list[tuple], flip: bool) -> _Touching:
+        """From one part ``(indices, vertices, gaps, normals from s, points on s, geometry)`` per
+        shape of ``s`` touched, in order; ``flip``: ``s`` is link A, so the normals turn round."""
+        geometries = [part[5] for part in parts for _ in range(len(part[0]))]
+        if len(parts) == 1:
+            indices, vertices, gaps, normals, on_shapes, _ = parts[0]
+        else:
+            indices, vertices, gaps, normals, on_shapes = (np.concatenate([part[column] for part in parts]) for column in range(5))
+        return cls(indices, vertices, gaps, -normals if flip else normals, on_shapes, geometries)
+
+
+def _vertex_points(job: VertexJob, touching: _Touching | None) -> list[tuple[Feature, list[float], np.ndarray]]:
+    """``(feature, position_a, normal)`` of each contact :meth:`ContactFinder._vertex_contacts` would build."""
+    if touching is None:
+        return []
+    body_v, link_v, body_s, link_s, flip = job
+    positions = (touching.on_shapes if flip else touching.vertices).tolist()
+    return [
+        (("vertex", body_v, link_v, index, body_s, link_s), position, normal)
+        for index, position, normal in zip(touching.indices.tolist(), positions, touching.normals, strict=True)
+    ]
+
+
 #: The shape of a link whose collision shapes cannot be read (:data:`UNKNOWN_GEOMETRY`).
 _UNKNOWN_SHAPE = _Shape(UNKNOWN_GEOMETRY, np.zeros(3), np.zeros(3), np.eye(3), None, np.zeros(3))
 
@@ -221,6 +268,8 @@ class ContactFinder:
         self.opaque = frozenset(opaque)
         self._shapes: dict[tuple[int, int], list[_Shape]] = {}
         self._vertices: dict[tuple[int, int], np.ndarray | None] = {}
+        #: Each link's vertex indices, ``0 .. k - 1`` (read-only: shared by every query).
+        self._all_indices: dict[tuple[int, int], np.ndarray] = {}
         self._friction: dict[tuple[int, int], float] = {}
         self._reach: dict[tuple[int, int], float] = {}
         self._geometries: dict[tuple[int, int], frozenset[int]] = {}
@@ -242,6 +291,7 @@ class ContactFinder:
         gain shapes)."""
         self._shapes.clear()
         self._vertices.clear()
+        self._all_indices.clear()
         self._friction.clear()
         self._reach.clear()
         self._geometries.clear()
@@ -307,10 +357,7 @@ class ContactFinder:
         links and Bullet's manifold points within the tolerance; Bullet's single closest
         point only when those are empty (curved shapes, edge-on-edge).
         """
-        result: list[Contact] = []
-        for seed in self._closest_points(self.tolerance + SEED_MARGIN, None):  # Bullet's tuples: a Contact only if kept
-            result += self._seed_contacts(seed)
-        return result
+        return self._seeds_contacts(list(self._closest_points(self.tolerance + SEED_MARGIN, None)))
 
     def _search_order(self, pair: Pair) -> Pair:
         """``pair`` in the orientation the whole search queries it in (A's body first in :attr:`pairs`)."""
@@ -321,8 +368,9 @@ class ContactFinder:
         """The contacts :meth:`contacts` finds between the two links of ``pair`` (the same
         evaluation, of one link pair)."""
         (body_a, link_a), (body_b, link_b) = self._search_order(pair)
-        seeds = p.getClosestPoints(body_a, body_b, self.tolerance + SEED_MARGIN, link_a, link_b, physicsClientId=self.client)
-        return [contact for seed in seeds for contact in self._seed_contacts(seed)]
+        return self._seeds_contacts(
+            p.getClosestPoints(body_a, body_b, self.tolerance + SEED_MARGIN, link_a, link_b, physicsClientId=self.client)
+        )
 
     @_one_configuration
     def corner_pair_features(self, pair: Pair) -> set[Feature]:
@@ -333,8 +381,10 @@ class ContactFinder:
         (:data:`SEED_MARGIN`), so Bullet's closest-point query, which only decides whether the
         pair is evaluated at all, is made only when no corner touches."""
         (body_a, link_a), (body_b, link_b) = self._search_order(pair)
-        candidates = self._vertex_points(body_a, link_a, body_b, link_b, flip=False)
-        candidates += self._vertex_points(body_b, link_b, body_a, link_a, flip=True)
+        jobs = _vertex_jobs(body_a, link_a, body_b, link_b)
+        candidates = [
+            point for job, touching in zip(jobs, self._touching_vertices(jobs), strict=True) for point in _vertex_points(job, touching)
+        ]
         if not candidates:
             return {contact.feature for contact in self.pair_contacts(pair)}
         manifold = self.manifold_points(body_a, link_a, body_b, link_b)
@@ -343,17 +393,33 @@ class ContactFinder:
         kept = self._reduced(((body_a, link_a), (body_b, link_b)), positions, normals)
         return {candidates[i][0] if i < len(candidates) else ("pair", pair_key(pair)) for i in kept}
 
-    def _seed_contacts(self, seed: tuple) -> list[Contact]:
-        """The contacts of the link pair of one ``getClosestPoints`` answer within the seed band."""
-        body_a, body_b, link_a, link_b = seed[1], seed[2], seed[3], seed[4]
-        candidates = self._vertex_contacts(body_a, link_a, body_b, link_b, flip=False)
-        candidates += self._vertex_contacts(body_b, link_b, body_a, link_a, flip=True)
-        manifold = self.manifold_points(body_a, link_a, body_b, link_b)
-        if candidates or manifold:
-            return self._reduce(candidates, manifold)
-        if float(seed[8]) <= self.tolerance:
-            return [self._from_bullet(seed)]
-        return []
+    def _seeds_contacts(self, answers: Sequence[tuple]) -> list[Contact]:
+        """The contacts of the link pairs of ``getClosestPoints`` answers within the seed band (Bullet's
+        tuples: a :class:`Contact` is built only for the points kept): each pair's vertex contacts,
+        the pairs' vertices measured together (:meth:`_touching_vertices`), with Bullet's manifold
+        points, reduced; Bullet's closest point alone when both are empty.
+
+        Bullet answers once per pair of collision shapes, so a link with several shapes (a
+        compound base) has several answers: each link pair is evaluated once, its seed the
+        closest of its answers."""
+        closest: dict[PointKey, tuple] = {}
+        for answer in answers:
+            key = answer[1:5]
+            if key not in closest or answer[8] < closest[key][8]:
+                closest[key] = answer
+        seeds = list(closest.values())
+        jobs = [job for seed in seeds for job in _vertex_jobs(seed[1], seed[3], seed[2], seed[4])]
+        touching = self._touching_vertices(jobs)
+        result: list[Contact] = []
+        for index, seed in enumerate(seeds):
+            sides = range(2 * index, 2 * index + 2)
+            candidates = [contact for side in sides for contact in self._vertex_contacts(jobs[side], touching[side])]
+            manifold = self.manifold_points(seed[1], seed[3], seed[2], seed[4])
+            if candidates or manifold:
+                result += self._reduce(candidates, manifold)
+            elif float(seed[8]) <= self.tolerance:
+                result.append(self._from_bullet(seed))
+        return result
 
     def manifold_points(self, body_a: int, link_a: int, body_b: int, link_b: int) -> list[tuple]:
         """Bullet's manifold points of a link pair within the tolerance, as PyBullet returns them."""
@@ -548,6 +614,9 @@ class ContactFinder:
         if key not in self._vertices:
             corners = [shape.vertices for shape in self._link_shapes(body, link) if shape.vertices is not None]
             self._vertices[key] = np.vstack(corners) if corners else None
+            if corners:
+                self._all_indices[key] = np.arange(sum(len(vertices) for vertices in corners))
+                self._all_indices[key].setflags(write=False)
         return self._vertices[key]
 
     def _frame(self, body: int, link: int) -> _Frame:
@@ -607,6 +676,33 @@ class ContactFinder:
             self._reach[key] = max(radii, default=np.inf)
         return self._reach[key]
 
+    def _vertex_rows(
+        self, body_v: int, link_v: int, body_s: int, link_s: int, indices: np.ndarray | None = None, near: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """World positions of link ``v``'s vertices (all, or those of ``indices``) and their indices;
+        None when it has none, or with ``near`` when every vertex is farther than ``near`` from
+        link ``s``'s ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``."""
+        local = self._link_vertices(body_v, link_v)
+        if local is None:
+            return None
+        if indices is not None:
+            origin, rotation = self._pose(body_v, link_v)
+            return local[indices] @ rotation.T + origin, indices
+        frame = self._query_frame(body_v, link_v)
+        vertices = self._world_corners(frame, local)
+        if near is not None and self._all_far(vertices, frame.corner_rows, body_s, link_s, near):
+            return None
+        return vertices, self._all_indices[(body_v, link_v)]
+
+    def _shape_distances(
+        self, vertices: np.ndarray, body_s: int, link_s: int, with_normals: bool
+    ) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """:meth:`_vertex_distances` of world ``vertices`` to each collision shape of link ``s``, in order."""
+        return [
+            self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, with_normals)
+            for shape, (centre, frame) in zip(self._link_shapes(body_s, link_s), self._placements(body_s, link_s), strict=True)
+        ]
+
     def _vertex_gaps(
         self,
         body_v: int,
@@ -621,27 +717,15 @@ class ContactFinder:
 
         Returns ``(vertices, gaps, normals, indices, geometries)``, one row per vertex and
         shape of ``s`` (``geometries`` names the shape of ``s`` each row was measured against).
-        ``near``: return no rows when every vertex is farther than ``near`` from link ``s``'s
-        ball (:meth:`_link_reach`), i.e. no gap can be ``<= near``.  ``with_normals=False``:
-        the caller needs the gaps only (``normals`` may then be None).
+        ``near``: return no rows when no gap can be ``<= near`` (:meth:`_vertex_rows`).
+        ``with_normals=False``: the caller needs the gaps only (``normals`` may then be None).
         """
-        local = self._link_vertices(body_v, link_v)
-        if local is None:
+        rows = self._vertex_rows(body_v, link_v, body_s, link_s, indices, near)
+        if rows is None:
             return _NO_ROWS
-        if indices is None:
-            frame = self._query_frame(body_v, link_v)
-            vertices = self._world_corners(frame, local)
-            if near is not None and self._all_far(vertices, frame.corner_rows, body_s, link_s, near):
-                return _NO_ROWS
-            indices = np.arange(len(local))
-        else:
-            origin, rotation = self._pose(body_v, link_v)
-            vertices = local[indices] @ rotation.T + origin
+        vertices, indices = rows
         shapes = self._link_shapes(body_s, link_s)
-        measured = [
-            self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, with_normals)
-            for shape, (centre, frame) in zip(shapes, self._placements(body_s, link_s), strict=True)
-        ]
+        measured = self._shape_distances(vertices, body_s, link_s, with_normals)
         geometries = [shape.geometry for shape in shapes for _ in indices]
         if len(shapes) == 1:
             return vertices, measured[0][0], measured[0][1], indices, geometries
@@ -669,50 +753,69 @@ class ContactFinder:
             for x, y, z in (vertices.tolist() if rows is None else rows)
         )
 
-    def _touching_vertices(
-        self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]] | None:
-        """The vertices of link ``v`` in contact with link ``s`` (``flip``: ``s`` is link A), or None:
-        ``(vertex indices, vertices, gaps, contact normals, points on s, geometries of s's shapes)``."""
-        vertices, gaps, normals, indices, geometries = self._vertex_gaps(body_v, link_v, body_s, link_s, near=self.tolerance)
-        if not len(gaps):
-            return None
-        assert normals is not None  # asked for
-        # a vertex exactly on an edge or corner of the other box has no normal: skip it (the
-        # other link's vertices and Bullet's manifold hold that contact)
-        rows = np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25))
-        if not len(rows):
-            return None
-        picked, directions, picked_gaps = vertices[rows], normals[rows], gaps[rows]
-        on_shapes = picked - picked_gaps[:, None] * directions
-        if flip:  # the shape is on link A: the normal on B (the vertex's link) points to A
-            directions = -directions
-        return indices[rows], picked, picked_gaps, directions, on_shapes, [geometries[row] for row in rows.tolist()]
+    def _touching_vertices(self, jobs: Sequence[VertexJob]) -> list[_Touching | None]:
+        """For each job ``(body_v, link_v, body_s, link_s, flip)``, the vertices of link ``v`` in
+        contact with link ``s`` (``flip``: ``s`` is link A), or None when none is.
 
-    def _vertex_points(
-        self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool
-    ) -> list[tuple[Feature, list[float], np.ndarray]]:
-        """``(feature, position_a, normal)`` of each contact :meth:`_vertex_contacts` would build."""
-        touching = self._touching_vertices(body_v, link_v, body_s, link_s, flip)
+        The jobs against one link ``s`` are measured together: one :meth:`_vertex_distances` per
+        shape of ``s`` over all their vertices, whose rows are each the same as alone (the
+        arithmetic is row by row), since NumPy's cost per call, not per row, is what an
+        evaluation of a few link pairs pays.  A vertex exactly on an edge or corner of the other
+        box has no normal: it is skipped (the other link's vertices and Bullet's manifold hold
+        that contact)."""
+        found: list[_Touching | None] = [None] * len(jobs)
+        groups: dict[tuple[int, int], list[tuple[int, np.ndarray, np.ndarray]]] = {}
+        for number, (body_v, link_v, body_s, link_s, _) in enumerate(jobs):
+            rows = self._vertex_rows(body_v, link_v, body_s, link_s, near=self.tolerance)
+            if rows is not None:
+                groups.setdefault((body_s, link_s), []).append((number, *rows))
+        for (body_s, link_s), members in groups.items():
+            stacked = members[0][1] if len(members) == 1 else np.concatenate([vertices for _, vertices, _ in members])
+            bounds = list(accumulate((len(vertices) for _, vertices, _ in members), initial=0))
+            parts: list[list[tuple]] = [[] for _ in members]
+            for shape, (gaps, normals) in zip(
+                self._link_shapes(body_s, link_s), self._shape_distances(stacked, body_s, link_s, True), strict=True
+            ):
+                assert normals is not None  # asked for
+                hits = np.flatnonzero((gaps <= self.tolerance) & (np.einsum("ij,ij->i", normals, normals) > 0.25))
+                if not len(hits):
+                    continue
+                picked, directions, picked_gaps = stacked[hits], normals[hits], gaps[hits]
+                on_shapes = picked - picked_gaps[:, None] * directions
+                cuts = np.searchsorted(hits, bounds).tolist()
+                for part, (_, _, indices), start, low, high in zip(parts, members, bounds, cuts, cuts[1:], strict=False):
+                    if low < high:
+                        window = slice(low, high)
+                        part.append(
+                            (
+                                indices[hits[window] - start],
+                                picked[window],
+                                picked_gaps[window],
+                                directions[window],
+                                on_shapes[window],
+                                shape.geometry,
+                            )
+                        )
+            for (number, _, _), part in zip(members, parts, strict=True):
+                if part:
+                    found[number] = _Touching.of(part, flip=jobs[number][4])
+        return found
+
+    def _vertex_contacts(self, job: VertexJob, touching: _Touching | None) -> list[Contact]:
+        """The contacts of a job's vertices found touching (:meth:`_touching_vertices`)."""
         if touching is None:
             return []
-        indices, vertices, _, normals, on_shapes, _ = touching
-        positions = (on_shapes if flip else vertices).tolist()
-        return [
-            (("vertex", body_v, link_v, index, body_s, link_s), position, normal)
-            for index, position, normal in zip(indices.tolist(), positions, normals, strict=True)
-        ]
-
-    def _vertex_contacts(self, body_v: int, link_v: int, body_s: int, link_s: int, flip: bool) -> list[Contact]:
-        """Contacts of the vertices of link ``v`` with link ``s`` (``flip``: ``s`` is link A)."""
-        touching = self._touching_vertices(body_v, link_v, body_s, link_s, flip)
-        if touching is None:
-            return []
-        indices, vertices, gaps, normals, on_shapes, geometries = touching
+        body_v, link_v, body_s, link_s, flip = job
         mu = self.friction(body_v, link_v, body_s, link_s)
         found = []
         for geometry, index, gap, vertex, normal, on_shape in zip(
-            geometries, indices.tolist(), gaps.tolist(), vertices, normals, on_shapes, strict=True
+            touching.geometries,
+            touching.indices.tolist(),
+            touching.gaps.tolist(),
+            touching.vertices,
+            touching.normals,
+            touching.on_shapes,
+            strict=True,
         ):
             if geometry == p.GEOM_PLANE and (body_v, link_v, body_s, link_s) not in self._warned:
                 self._warn_plane(body_v, link_v, body_s, link_s)
