@@ -206,6 +206,7 @@ class _Frame:
     """A link's inertial frame at one pose (``bits``), with its world corners once computed."""
 
     bits: bytes
+    point: tuple[float, ...]  # the origin as PyBullet's floats
     origin: np.ndarray
     orientation: tuple[float, ...]  # PyBullet's quaternion (x, y, z, w)
     corners: np.ndarray | None = None
@@ -626,7 +627,7 @@ class ContactFinder:
         bits = _POSE_BITS.pack(*position, *orientation)
         frame = self._frames.get((body, link))
         if frame is None or frame.bits != bits:
-            frame = _Frame(bits, np.array(position), tuple(orientation))
+            frame = _Frame(bits, tuple(position), np.array(position), tuple(orientation))
             self._frames[body, link] = frame
         return frame
 
@@ -690,7 +691,7 @@ class ContactFinder:
             return local[indices] @ rotation.T + origin, indices
         frame = self._query_frame(body_v, link_v)
         vertices = self._world_corners(frame, local)
-        if near is not None and self._all_far(vertices, frame.corner_rows, body_s, link_s, near):
+        if near is not None and self._all_far(vertices, (body_v, link_v, frame), body_s, link_s, near):
             return None
         return vertices, self._all_indices[(body_v, link_v)]
 
@@ -736,14 +737,22 @@ class ContactFinder:
             normals = np.vstack([normal for _, normal in measured if normal is not None]) if measured else np.zeros((0, 3))
         return np.tile(vertices, (count, 1)), gaps, normals, np.tile(indices, count), geometries
 
-    def _all_far(self, vertices: np.ndarray, rows: list[list[float]] | None, body: int, link: int, near: float) -> bool:
-        """Whether every vertex is farther than ``near`` from the link: beyond its ball
-        (:meth:`_link_reach`) when its shapes are boxes and spheres, else beyond PyBullet's
-        world box of its shapes (``getAABB``, which holds them, margins included; read once per pose)."""
+    def _all_far(self, vertices: np.ndarray, owner: tuple[int, int, _Frame], body: int, link: int, near: float) -> bool:
+        """Whether every vertex (of link ``owner = (body, link, frame)``) is farther than ``near``
+        from the link: beyond its ball (:meth:`_link_reach`) when its shapes are boxes and spheres,
+        else beyond PyBullet's world box of its shapes (``getAABB``, which holds them, margins
+        included; read once per pose).  Against a ball, the ball of the owner's reach (which holds
+        its vertices) answers first when it lies inside or beyond it, else each vertex does."""
         frame = self._query_frame(body, link)
         reach = self._link_reach(body, link) + near
+        rows = owner[2].corner_rows
         if math.isfinite(reach):
-            return _all_beyond(vertices, rows, frame.origin, reach * reach * (1.0 + 1e-9))  # margin for rounding
+            apart, spread = math.dist(owner[2].point, frame.point), self._link_reach(owner[0], owner[1])
+            if apart + spread < reach * (1.0 - 1e-9):  # margins for rounding, here and below
+                return False
+            if apart - spread > reach * (1.0 + 1e-9):
+                return True
+            return _all_beyond(vertices, rows, frame.origin, reach * reach * (1.0 + 1e-9))
         if frame.aabb is None:
             frame.aabb = p.getAABB(body, link, physicsClientId=self.client)
         (low_x, low_y, low_z), (high_x, high_y, high_z) = frame.aabb
