@@ -769,10 +769,10 @@ class ContactFinder:
         The jobs against one link ``s`` are measured together: one :meth:`_vertex_distances` per
         shape of ``s`` over all their vertices, since NumPy's cost per call, not per row, is what
         an evaluation of a few link pairs pays.  The arithmetic is row by row, so each row is the
-        one measured alone up to how BLAS rounds a product's rows (to the bit for a box's 8 corners
-        and more on the machines measured, docs/performance.md).  A vertex exactly on an edge or corner of the other
-        box has no normal: it is skipped (the other link's vertices and Bullet's manifold hold
-        that contact)."""
+        one measured alone up to how BLAS rounds a product's rows (to the bit for a box's 8
+        corners and more on the machines measured, docs/performance.md).  A vertex exactly on an
+        edge or corner of the other box has no normal: it is skipped (the other link's vertices
+        and Bullet's manifold hold that contact)."""
         found: list[_Touching | None] = [None] * len(jobs)
         groups: dict[tuple[int, int], list[tuple[int, np.ndarray, np.ndarray]]] = {}
         for number, (body_v, link_v, body_s, link_s, _) in enumerate(jobs):
