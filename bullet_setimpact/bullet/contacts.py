@@ -691,7 +691,7 @@ class ContactFinder:
             return local[indices] @ rotation.T + origin, indices
         frame = self._query_frame(body_v, link_v)
         vertices = self._world_corners(frame, local)
-        if near is not None and self._all_far(vertices, (body_v, link_v, frame), body_s, link_s, near):
+        if near is not None and self._all_far((body_v, link_v, frame), body_s, link_s, near):
             return None
         return vertices, self._all_indices[(body_v, link_v)]
 
@@ -737,29 +737,31 @@ class ContactFinder:
             normals = np.vstack([normal for _, normal in measured if normal is not None]) if measured else np.zeros((0, 3))
         return np.tile(vertices, (count, 1)), gaps, normals, np.tile(indices, count), geometries
 
-    def _all_far(self, vertices: np.ndarray, owner: tuple[int, int, _Frame], body: int, link: int, near: float) -> bool:
-        """Whether every vertex (of link ``owner = (body, link, frame)``) is farther than ``near``
-        from the link: beyond its ball (:meth:`_link_reach`) when its shapes are boxes and spheres,
-        else beyond PyBullet's world box of its shapes (``getAABB``, which holds them, margins
-        included; read once per pose).  Against a ball, the ball of the owner's reach (which holds
-        its vertices) answers first when it lies inside or beyond it, else each vertex does."""
+    def _all_far(self, owner: tuple[int, int, _Frame], body: int, link: int, near: float) -> bool:
+        """Whether every vertex of link ``owner = (body, link, frame)`` (the frame's world corners,
+        :meth:`_world_corners`) is farther than ``near`` from the link: beyond its ball
+        (:meth:`_link_reach`) when its shapes are boxes and spheres, else beyond PyBullet's world
+        box of its shapes (``getAABB``, which holds them, margins included; read once per pose).
+        Against a ball, the ball of the owner's reach (which holds its vertices) answers first
+        when it lies inside or beyond it, else each vertex does."""
+        body_v, link_v, corners = owner
+        assert corners.corners is not None and corners.corner_rows is not None  # computed by _world_corners
         frame = self._query_frame(body, link)
         reach = self._link_reach(body, link) + near
-        rows = owner[2].corner_rows
         if math.isfinite(reach):
-            apart, spread = math.dist(owner[2].point, frame.point), self._link_reach(owner[0], owner[1])
+            apart, spread = math.dist(corners.point, frame.point), self._link_reach(body_v, link_v)
             if apart + spread < reach * (1.0 - 1e-9):  # margins for rounding, here and below
                 return False
             if apart - spread > reach * (1.0 + 1e-9):
                 return True
-            return _all_beyond(vertices, rows, frame.origin, reach * reach * (1.0 + 1e-9))
+            return _all_beyond(corners.corners, corners.corner_rows, frame.origin, reach * reach * (1.0 + 1e-9))
         if frame.aabb is None:
             frame.aabb = p.getAABB(body, link, physicsClientId=self.client)
         (low_x, low_y, low_z), (high_x, high_y, high_z) = frame.aabb
         margin = near * (1.0 + 1e-9) + 1e-12
         return not any(
             low_x - margin <= x <= high_x + margin and low_y - margin <= y <= high_y + margin and low_z - margin <= z <= high_z + margin
-            for x, y, z in (vertices.tolist() if rows is None else rows)
+            for x, y, z in corners.corner_rows
         )
 
     def _touching_vertices(self, jobs: Sequence[VertexJob]) -> list[_Touching | None]:
@@ -892,15 +894,14 @@ class ContactFinder:
 FEW_POINTS = 16
 
 
-def _all_beyond(points: np.ndarray, rows: list[list[float]] | None, centre: np.ndarray, squared: float) -> bool:
+def _all_beyond(points: np.ndarray, rows: list[list[float]], centre: np.ndarray, squared: float) -> bool:
     """Whether every point's squared distance to ``centre`` exceeds ``squared`` (a pruning test:
     the caller's margin covers the rounding of either way of summing the squares); ``rows``:
-    ``points.tolist()`` if the caller has it."""
+    ``points.tolist()``."""
     if len(points) > FEW_POINTS:
         offsets = points - centre
         return bool(np.einsum("ij,ij->i", offsets, offsets).min() > squared)
     cx, cy, cz = centre.tolist()
-    rows = points.tolist() if rows is None else rows
     return all((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz) > squared for x, y, z in rows)
 
 

@@ -41,6 +41,11 @@ class BodyState(NamedTuple):
     def joint_velocities(self) -> tuple[tuple[float, ...], ...]:
         return self._joint_field(1)
 
+    def joint_position(self, column: int) -> tuple[float, ...]:
+        """The position of the joint in column ``column`` of :attr:`joints`, as ``getJointStatesMultiDof`` gives it."""
+        row = self.joint_states[column]
+        return (row[0],) if self.single_dof else row[0]
+
     def _joint_field(self, index: int) -> tuple[tuple[float, ...], ...]:
         """Field ``index`` of every joint row, as ``getJointStatesMultiDof`` gives it (a tuple per joint)."""
         if self.single_dof:

@@ -89,12 +89,10 @@ class _Slides(NamedTuple):
         """Per slide, what its extension from ``rest`` (at the joint positions of ``state``) adds to
         the bound of each link below it: the extension times the base's ``turn`` and the ``rates``
         of the turning joints above."""
-        rows = state.joint_states
-        found = []
-        for column, rest, above in zip(self.columns, self.rest, self.above, strict=True):
-            position = rows[column][0] if state.single_dof else rows[column][0][0]  # a slide has one DoF
-            found.append(abs(position - rest) * (turn + sum([rates[joint] for joint in above])))
-        return found
+        return [
+            abs(state.joint_position(column)[0] - rest) * (turn + sum([rates[joint] for joint in above]))  # a slide has one DoF
+            for column, rest, above in zip(self.columns, self.rest, self.above, strict=True)
+        ]
 
 
 class MotionBound:
