@@ -66,6 +66,7 @@ from bullet_setimpact.bullet.events import contact_points, pushed_by_bullet
 from bullet_setimpact.bullet.examples import load_planar_example
 from bullet_setimpact.bullet.resting.budget import MotionBound
 from bullet_setimpact.bullet.state import Snapshot
+from bullet_setimpact.hooks import ORIGINAL_STEP
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests/drop_worlds.py
 
@@ -120,7 +121,7 @@ def measure(world: DropWorld, ground: str, height: float, seed: int, steps: int,
     times: dict[str, list[float]] = {}
     totals = {"plain": 0.0, "hooked": 0.0}
     loops: list[tuple[str, int, Callable[[], object]]] = [
-        ("plain", plain, lambda: p.stepSimulation(physicsClientId=plain)),
+        ("plain", plain, lambda: ORIGINAL_STEP(physicsClientId=plain)),
         ("hooked", hooked, simulator.step),
     ]
     inside: list[float] = []
@@ -203,7 +204,7 @@ def sliding_cube(ground: str) -> tuple[float, float, float]:
         p.resetBaseVelocity(body, [SLIDE_SPEED, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
     simulator = ImpactSimulator(RouthImpact("auto", 50), client=hooked, seed=0, on_failure="fallback")
     simulator.step()  # the first step measures the whole contact set
-    times = _timed_in_blocks({"plain": lambda: p.stepSimulation(physicsClientId=plain), "hooked": simulator.step}, SLIDE_STEPS)
+    times = _timed_in_blocks({"plain": lambda: ORIGINAL_STEP(physicsClientId=plain), "hooked": simulator.step}, SLIDE_STEPS)
     skipped = simulator.budget_steps / (SLIDE_STEPS + 1)
     for client in (plain, hooked):
         p.disconnect(client)
@@ -225,12 +226,15 @@ def required_calls(
     (``getJointStates`` for a body without spherical joints, the client passed by position, the
     contact points through :func:`~bullet_setimpact.bullet.events.contact_points`).  ``least``
     adds what the hook must do with their answers, through the package's own functions: the
-    state read before the step compared with the last one (:meth:`Snapshot.is_current`), the
+    state read before the step compared with the last one, the
     displacement bound of every link over the step (:class:`~bullet_setimpact.bullet.resting.budget.MotionBound`), Bullet's
     points scanned for pushed ones (:func:`~bullet_setimpact.bullet.events.pushed_by_bullet`)
     and the static poses compared; none of the distance budget's bookkeeping.  Both are timed
     with Bullet's step between their calls, as the hooked loop makes them (they too evict some
-    of Bullet's data from the caches)."""
+    of Bullet's data from the caches).  They are the yardstick the resting targets were set
+    against, and stay as defined: the simulator itself no longer makes the client and time-step
+    checks, the read before the step or the static poses' reads, since it follows the user's
+    calls that could change their answers (:mod:`bullet_setimpact.bullet.following`)."""
     reads = {False: p.getJointStates, True: p.getJointStatesMultiDof}  # by whether the body has a spherical joint
     bodies = [(model.body, model.joints, reads[model.spherical]) for model in simulator.world.bodies]
     single_dof = {model.body for model in simulator.world.bodies if not model.spherical}
@@ -250,7 +254,7 @@ def required_calls(
         p.getNumBodies(client)
         p.getPhysicsEngineParameters(client)
         read_state()
-        p.stepSimulation(client)
+        ORIGINAL_STEP(client)
         read_state()
         contact_points(client)
         for body in statics:
@@ -259,15 +263,15 @@ def required_calls(
     def least_step() -> None:
         p.getNumBodies(client)
         p.getPhysicsEngineParameters(client)["fixedTimeStep"]
-        last[0].is_current()  # False only at a block's first step: the other loops stepped the world
-        p.stepSimulation(client)
+        _ = Snapshot.take(client, moving, single_dof) == last[0]  # False only at a block's first step: the other loops stepped the world
+        ORIGINAL_STEP(client)
         now = Snapshot.take(client, moving, single_dof)
         motion_bound.displacements(last[0], now)
         last[0] = now
         pushed_by_bullet(client, simulator.finder, moving, simulator.contact_tolerance, (), touching_keys, contact_points(client))
         all(p.getBasePositionAndOrientation(body, client) == pose for body, pose in statics.items())
 
-    return _timed_in_blocks({"floor": floor_step, "least": least_step, "bare": lambda: p.stepSimulation(client)}, repeats)
+    return _timed_in_blocks({"floor": floor_step, "least": least_step, "bare": lambda: ORIGINAL_STEP(client)}, repeats)
 
 
 def _timed_in_blocks(loops: dict[str, Callable[[], object]], steps: int) -> dict[str, list[float]]:

@@ -23,6 +23,7 @@ from bullet_setimpact import RouthImpact
 from bullet_setimpact.bullet.examples import load_planar_example, load_static
 from bullet_setimpact.bullet.inventory import movable_joints
 from bullet_setimpact.bullet.simulator import ImpactSimulator
+from bullet_setimpact.hooks import ORIGINAL_STEP
 
 
 def _world() -> int:
@@ -46,7 +47,7 @@ def free_flight(steps: int = 3000) -> tuple[float, float]:
         if mode == "simulator":
             steppers.append(ImpactSimulator(RouthImpact("auto", 50), client, seed=0).step)
         else:
-            steppers.append(lambda c=client: p.stepSimulation(physicsClientId=c))
+            steppers.append(lambda c=client: ORIGINAL_STEP(physicsClientId=c))
         clients.append(client)
     samples: list[list[float]] = [[], []]
     for _ in range(steps):

@@ -135,12 +135,12 @@ def uninstall(client: Any = 0) -> ImpactSimulator:
         if client not in _hooked:
             raise ValueError(f"PyBullet client {client!r} is not hooked; hooked clients: {sorted(_hooked)}")
         simulator = _hooked.pop(client)
-        simulator.close()
-        if not _hooked:
+        if not _hooked:  # restored before the simulator stops following: it may be the last follower, whose wrappers it found
             if pybullet.stepSimulation is _dispatch:  # else someone wrapped it since: the dispatcher passes through
                 pybullet.stepSimulation = _previous
             following.unpatch_bullet_client("stepSimulation", _patched_classes)
             _patched_classes.clear()
+        simulator.close()
         return simulator
 
 

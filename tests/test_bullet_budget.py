@@ -20,7 +20,6 @@ from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.events import BulletPoints
 from bullet_setimpact.bullet.resting.budget import DistanceBudget
-from bullet_setimpact.bullet.resting.certificates import AfterStep, StaticBodiesUnmoved
 from bullet_setimpact.bullet.resting.corner_watch import CornerWatch
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
 from bullet_setimpact.laws import get_law
@@ -272,7 +271,8 @@ def test_a_body_moved_by_the_user_under_a_budget_is_measured_again(client: int) 
     zeroes the velocity, then ``resetBaseVelocity`` back to ``(u, 0, 0)``: the velocities are
     those the simulator last saw, only a position changed).  A budget measured before the move would still allow about the
     5 cm and let Bullet stop the ball on its own within the step (``u dt = 2.1 mm``); the
-    simulator must see that the world is not the one it left (:meth:`Snapshot.is_current`) and
+    simulator must see that the world is not the one it left (it follows the user's
+    ``reset*`` calls, :mod:`~bullet_setimpact.bullet.following`) and
     measure again: one event, at ``1 mm / u = 2 ms`` after the move to within the
     localization's band (``LOCALIZED / u``), with the ball's ``v_minus = (u, 0, 0)`` to
     rounding and the penetration within the band."""
@@ -833,23 +833,24 @@ def test_resting_budget_takes_only_a_bool(client: int) -> None:
         ImpactSimulator(get_law("routh"), client, resting_budget="no")
 
 
-def test_moving_a_static_body_breaks_its_certificate(client: int) -> None:
-    """A cube resting on the ground opens the certificates within a few steps; they hold while
-    nothing moves, and the static-bodies certificate fails once the ground is moved by 1 mm
-    (the accounts charge only moving links, so a moved static body voids them)."""
-    _setup(client, "box")
+def test_moving_a_static_body_drops_the_budget(client: int) -> None:
+    """A cube (``cube_small``, 5 cm) resting on the ground, and a static wall (a 10 cm box) whose
+    face is 5 cm from the cube's side: the certificates open within a few steps and skip the
+    steps while nothing moves.  The accounts charge only the moving links, so when the user's
+    code moves the wall to 2 cm from the cube (``resetBasePositionAndOrientation``, a state
+    change the simulator follows), no account is spent, yet the pair is 3 cm closer than it was
+    measured: the next step must be evaluated in full."""
+    cube = _setup(client, "box")
+    low, high = p.getAABB(cube, -1, physicsClientId=client)
+    wall = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05, 0.05, 0.05], physicsClientId=client)
+    centre = [high[0] + 0.05 + 0.05, 0.5 * (low[1] + high[1]), 0.05]
+    body = p.createMultiBody(0.0, wall, basePosition=centre, physicsClientId=client)
     simulator = ImpactSimulator(get_law("routh"), client, seed=0)
     for _ in range(24):
         simulator.step()
-    resting = simulator._resting
-    assert resting is not None and resting.ledger is not None
-    (statics,) = [certificate for certificate in resting.certificates if isinstance(certificate, StaticBodiesUnmoved)]
-    after = AfterStep(BulletPoints(client), set(), frozenset())
-    assert statics.holds(after)
-    ground = next(iter(statics.poses))
-    position, orientation = p.getBasePositionAndOrientation(ground, physicsClientId=client)
-    p.resetBasePositionAndOrientation(ground, [position[0], position[1], position[2] - 1e-3], orientation, physicsClientId=client)
-    assert not statics.holds(after)
     skipped = simulator.budget_steps
     simulator.step()
-    assert simulator.budget_steps == skipped  # the step was evaluated in full
+    assert simulator.budget_steps == skipped + 1  # at rest, the budget skips the step
+    p.resetBasePositionAndOrientation(body, [centre[0] - 0.03, centre[1], centre[2]], [0.0, 0.0, 0.0, 1.0], physicsClientId=client)
+    simulator.step()
+    assert simulator.budget_steps == skipped + 1  # the step was evaluated in full

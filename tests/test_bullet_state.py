@@ -29,7 +29,7 @@ def _random_a1(client: int, seed: int) -> tuple[int, tuple[int, ...]]:
 def test_the_single_dof_read_holds_the_multi_dof_reads_state(client: int) -> None:
     """Read both ways, one state gives the same joint positions and velocities (as the 1-tuples
     ``getJointStateMultiDof`` returns for each joint, read here joint by joint), the same speeds
-    ``|qdot|`` and the same speed bound; each read is current until one joint rate changes, and
+    ``|qdot|`` and the same speed bound; each read equals a fresh one until one joint rate changes, and
     restoring the single-DoF read brings back the state exactly."""
     body, joints = _random_a1(client, seed=4)
     bodies = {body: joints}
@@ -41,9 +41,9 @@ def test_the_single_dof_read_holds_the_multi_dof_reads_state(client: int) -> Non
     assert single_state.joint_speeds == multi_state.joint_speeds == [abs(row[1][0]) for row in expected]
     bound = MotionBound(client, bodies)
     assert bound.speeds(single) == bound.speeds(multi)
-    assert single.is_current() and multi.is_current()
+    assert Snapshot.take(client, bodies, single_dof={body}) == single and Snapshot.take(client, bodies) == multi
 
     p.resetJointState(body, joints[5], expected[5][0][0], expected[5][1][0] + 1e-9, physicsClientId=client)
-    assert not single.is_current() and not multi.is_current()
+    assert Snapshot.take(client, bodies, single_dof={body}) != single and Snapshot.take(client, bodies) != multi
     single.restore()
-    assert multi.is_current() and Snapshot.take(client, bodies) == multi
+    assert Snapshot.take(client, bodies, single_dof={body}) == single and Snapshot.take(client, bodies) == multi

@@ -429,3 +429,88 @@ def test_time_step_gravity_constraints_and_restored_states_are_followed(client: 
     for _ in range(480):
         sim.step()
     assert any(falling in e.bodies for e in sim.events[landed:])  # restored in the air, it lands again
+
+
+def test_state_changes_move_the_state_version_of_their_client_alone(client: int) -> None:
+    """Each ``reset*`` state function and each Bullet step the client's simulator did not take
+    moves the client's state version, whether the client id is passed by keyword or by
+    position; the same calls on another client leave it, and so do the simulator's own steps
+    of a body in free flight (it writes nothing back).  A world change moves it too."""
+    other = p.connect(p.DIRECT)
+    try:
+        ball = _sphere(client, 0.1, 1.0, [0.0, 0.0, 1.0])
+        lone = _sphere(other, 0.1, 1.0, [0.0, 0.0, 1.0])
+        sim = ImpactSimulator("routh", client=client, seed=0)
+        record = following.world(client)
+
+        def calls(cid: int, body: int, by_position: bool) -> list:
+            extra, keyword = ((cid,), {}) if by_position else ((), {"physicsClientId": cid})
+            return [
+                lambda: p.stepSimulation(*extra, **keyword),
+                lambda: p.resetBasePositionAndOrientation(body, [0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], *extra, **keyword),
+                lambda: p.resetBaseVelocity(body, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], *extra, **keyword),
+            ]
+
+        for by_position in (False, True):
+            for call in calls(client, ball, by_position):
+                before = record.state_version
+                call()
+                assert record.state_version != before
+            before = record.state_version
+            for call in calls(other, lone, by_position):
+                call()
+            assert record.state_version == before
+        before = record.state_version
+        sim.step()
+        assert record.state_version == before  # free flight: the simulator moved nothing itself
+        p.changeDynamics(ball, -1, mass=2.0, physicsClientId=client)
+        assert record.state_version != before
+    finally:
+        p.disconnect(other)
+
+
+def test_joint_resets_move_the_state_version(client: int) -> None:
+    """The three joint reset functions move the state version (by keyword and by position)."""
+    robot = p.loadURDF(os.path.join(DATA, "r2d2.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
+    ImpactSimulator("routh", client=client, seed=0)
+    record = following.world(client)
+    for call in (
+        lambda: p.resetJointState(robot, 2, 0.1, 0.0, physicsClientId=client),
+        lambda: p.resetJointState(robot, 2, 0.1, 0.0, client),
+        lambda: p.resetJointStateMultiDof(robot, 2, [0.1], [0.0], physicsClientId=client),
+        lambda: p.resetJointStateMultiDof(robot, 2, [0.1], [0.0], client),
+        lambda: p.resetJointStatesMultiDof(robot, [2], [[0.1]], [[0.0]], physicsClientId=client),
+        lambda: p.resetJointStatesMultiDof(robot, [2], [[0.1]], [[0.0]], client),
+    ):
+        before = record.state_version
+        call()
+        assert record.state_version != before
+
+
+def test_a_step_after_the_users_own_bullet_step_starts_where_the_world_is(client: int) -> None:
+    """No gravity; a sphere (radius 5 cm) moves at ``u = 1 m/s`` towards a static wall, its
+    surface ``9.5 u dt`` from the wall's face.  The simulator takes 8 steps (``1.5 u dt`` left),
+    then the user's code steps Bullet itself once (``p.stepSimulation`` on a client the
+    simulator is stepped on directly, not hooked; ``0.5 u dt`` left).  The simulator's next step
+    must start from the world as it is, not as its last step left it: the sphere reaches the
+    wall ``0.5 dt`` into it, at simulated time ``8.5 dt`` (the user's step is not the
+    simulator's), to within the localization's band ``1.5 TARGET_FRACTION tolerance / u``,
+    with ``v_minus = (u, 0, 0)``.  Started from the stale state, the sphere would be ``u dt``
+    farther away and no event would be found in the step."""
+    speed, radius = 1.0, 0.05
+    p.setGravity(0.0, 0.0, 0.0, physicsClientId=client)
+    wall = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.5, 0.5, 0.5], physicsClientId=client)
+    p.createMultiBody(0.0, wall, basePosition=[0.5, 0.0, 0.0], physicsClientId=client)  # its face at x = 0
+    ball = _sphere(client, radius, 1.0, [-(radius + 9.5 * speed * DT), 0.0, 0.0])
+    _free(client, ball)
+    p.resetBaseVelocity(ball, [speed, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
+    sim = ImpactSimulator("routh", client=client, seed=0)
+    for _ in range(8):
+        sim.step()
+    assert not sim.events
+    p.stepSimulation(physicsClientId=client)
+    sim.step()
+    assert len(sim.events) == 1
+    event = sim.events[0]
+    np.testing.assert_allclose(event.velocities(ball)[0], [speed, 0.0, 0.0, 0.0, 0.0, 0.0], rtol=0.0, atol=1e-9)
+    assert abs(event.time - 8.5 * DT) <= 1.5 * simulator_module.TARGET_FRACTION * sim.contact_tolerance / speed

@@ -10,6 +10,10 @@ what changed in the client's :class:`ClientWorld`:
 
 - :data:`WORLD_CHANGES` bump the client's :attr:`ClientWorld.version`; a simulator compares
   it once per step and rebuilds its models when it moved;
+- :data:`STATE_CHANGES` (the ``reset*`` state functions, and Bullet steps the client's
+  simulator did not take) bump its :attr:`ClientWorld.state_version`: while it stays, the
+  bodies are where the simulator's last step left them, and the next step need not read them
+  to know it;
 - :data:`STEP_COMMANDS` (``TORQUE_CONTROL`` motor commands and external forces and torques)
   act for one Bullet step only: they are kept until the next step, so that a simulator that
   splits that step re-issues them before every part (:attr:`ClientWorld.commands`);
@@ -17,12 +21,15 @@ what changed in the client's :class:`ClientWorld`:
   every client) and end a disconnected client's record.
 
 The wrappers read the client from the ``physicsClientId`` keyword (default 0), as PyBullet's
-documentation and ``BulletClient`` pass it (``disconnect`` also takes it by position).
+documentation and ``BulletClient`` pass it, or by position where users pass it so
+(:data:`CLIENT_POSITION`: ``disconnect``, the step and the state functions).
 ``BulletClient.__getattr__`` gives the id only to *builtin* functions, so the class is given
 a method for each wrapped name while the wrappers are installed.  A name bound with
 ``from pybullet import loadURDF`` before :func:`follow` keeps PyBullet's function and is not
-seen.  When the last follower leaves (:func:`unfollow`), the module functions and the class
-are restored exactly.
+seen: a body moved through such a name (``resetJointState``, or Bullet's own step) between two
+steps of a simulator would be taken as where that simulator's last step left it.  When the
+last follower leaves (:func:`unfollow`), the module functions and the class are restored
+exactly.
 """
 
 from __future__ import annotations
@@ -56,6 +63,17 @@ WORLD_CHANGES = (
     "changeConstraint",
     "removeConstraint",
 )
+#: Functions that move bodies outside a simulator's own steps: the ``reset*`` state functions,
+#: and ``stepSimulation`` (a hooked client's steps go to its simulator, not through here, and
+#: a simulator steps Bullet with the function bound before any wrapper).
+STATE_CHANGES = (
+    "stepSimulation",
+    "resetBasePositionAndOrientation",
+    "resetBaseVelocity",
+    "resetJointState",
+    "resetJointStateMultiDof",
+    "resetJointStatesMultiDof",
+)
 #: The calls among :data:`WORLD_CHANGES` that change the constraints alone.
 CONSTRAINT_CHANGES = ("createConstraint", "changeConstraint", "removeConstraint")
 #: Commands that act during the next Bullet step only (PyBullet clears them after it): motor
@@ -71,7 +89,18 @@ STEP_COMMANDS = (
 #: Functions that open and close clients.
 CONNECTIONS = ("connect", "disconnect")
 #: Every wrapped name.
-WRAPPED = WORLD_CHANGES + STEP_COMMANDS + CONNECTIONS
+WRAPPED = WORLD_CHANGES + STATE_CHANGES + STEP_COMMANDS + CONNECTIONS
+#: The position of the client id among the arguments of the wrapped functions that users pass
+#: it to by position (``p.stepSimulation(client)``); the others take it as ``physicsClientId``.
+CLIENT_POSITION = {
+    "disconnect": 0,
+    "stepSimulation": 0,
+    "resetBasePositionAndOrientation": 3,
+    "resetBaseVelocity": 3,
+    "resetJointState": 4,
+    "resetJointStateMultiDof": 4,
+    "resetJointStatesMultiDof": 4,
+}
 #: PyBullet's own functions, bound before any wrapper: the simulator's own calls (its partial
 #: steps' engine parameters, re-issued commands) never count as the user's changes.
 ORIGINALS: dict[str, Callable[..., Any]] = {name: getattr(pybullet, name) for name in WRAPPED}
@@ -96,6 +125,10 @@ class ClientWorld:
         Bumped by every call of :data:`WORLD_CHANGES` on the client.
     reset_version : int
         The version of the last ``resetSimulation`` (it also deletes user collision shapes).
+    state_version : int
+        Bumped by every call of :data:`STATE_CHANGES` and :data:`WORLD_CHANGES` on the client
+        (a simulator's own Bullet steps are not such calls): a simulator that reads it at the
+        end of its step knows, while it stays, that no body moved since.
     mjcf : set of int
         Bodies loaded by ``loadMJCF``: PyBullet's ``getCollisionShapeData`` crashes the
         process on their links (:func:`shape_data_unsafe`).
@@ -123,6 +156,7 @@ class ClientWorld:
     client: int
     version: int = field(default_factory=lambda: next(_versions))
     reset_version: int = 0
+    state_version: int = field(default_factory=lambda: next(_versions))
     mjcf: set[int] = field(default_factory=set)
     safe: set[int] = field(default_factory=set)
     erp: dict[str, tuple[float, int]] = field(default_factory=dict)
@@ -133,8 +167,8 @@ class ClientWorld:
     driven: set[int] = field(default_factory=set)
 
     def changed(self, bodies: Iterable[int] = ()) -> None:
-        """Bump the version; ``bodies`` were loaded or removed (what was known of their ids is void)."""
-        self.version = next(_versions)
+        """Bump the version (and the state's); ``bodies`` were loaded or removed (what was known of their ids is void)."""
+        self.version = self.state_version = next(_versions)
         for body in bodies:
             self.mjcf.discard(body)
             self.safe.discard(body)
@@ -241,8 +275,9 @@ def unpatch_bullet_client(name: str, classes: Iterable[type]) -> None:
 
 # ---------------------------------------------------------------- the wrappers
 def _client_of(name: str, args: tuple, kwargs: dict) -> int:
-    if name == "disconnect" and args:
-        return int(args[0])
+    position = CLIENT_POSITION.get(name)
+    if position is not None and len(args) > position:
+        return int(args[position])
     return int(kwargs.get("physicsClientId", 0))
 
 
@@ -262,6 +297,9 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
         record.changed()
         for listener in list(_disconnect_listeners):
             listener(client)
+        return
+    if name in STATE_CHANGES:
+        record.state_version = next(_versions)
         return
     if name in STEP_COMMANDS:
         torque = not name.startswith("setJointMotorControl") or _control_mode(args, kwargs) == pybullet.TORQUE_CONTROL

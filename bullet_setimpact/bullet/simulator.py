@@ -380,13 +380,14 @@ class ImpactSimulator:
         self._dt = self._damping_step
         self._touching: set | None = None
         self._last: Snapshot | None = None
+        #: The client's state version when :attr:`_last` was read (:meth:`_finish`).
+        self._state_version = 0
         self._near = True
         self._current_step = self._dt
         moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]
         # the certificates need every moving body's speed and the state checks of the tracked ones
         self._resting = (
             RestingContact(
-                self.client,
                 self.finder,
                 MotionBound(
                     self.client,
@@ -394,7 +395,6 @@ class ImpactSimulator:
                     {body for body in moving if not self.world.body(body).floating},
                 ),
                 self._dynamic,
-                self.world.static_bodies,
                 self._snapshot,
                 LOOKAHEAD,
                 MAX_BACKOFF,
@@ -447,15 +447,18 @@ class ImpactSimulator:
 
     def _begin(self) -> _Step:
         """The step's context: its commands, and the state at its start, where the impacts of
-        contacts the user's code set colliding (first step, velocities reset) are resolved."""
+        contacts the user's code set colliding (first step, velocities reset) are resolved.
+
+        The state the last step left holds when no call of the user's code moved a body since
+        (:attr:`.following.ClientWorld.state_version`): it is not read again.  After such a
+        call, which may have moved a static body too, the resting-contact certificates are dropped."""
         self._current_step = self._dt
         step = _Step(self.time, self._dt, self._record.take_commands())
-        if self._last is not None and self._last.is_current():
-            step.snapshot = self._last  # nothing changed the world since the last step
+        if self._last is not None and self._record.state_version == self._state_version:
+            step.snapshot = self._last
             return step
         step.snapshot = self._checked_snapshot()
-        if step.snapshot is None or self._last is None or not step.snapshot.same_positions(self._last):
-            self._drop_budget()  # the user moved a body (or nothing was near): measure again
+        self._drop_budget()  # the user moved a body (or nothing was near): measure again
         if step.snapshot is not None and (self._touching is None or self._last is None or not step.snapshot.same_velocities(self._last)):
             # first step, or the user changed velocities: contacts may be colliding now
             step.events += self._resolve(self.time)
@@ -463,9 +466,10 @@ class ImpactSimulator:
         return step
 
     def _finish(self, step: _Step) -> list[ImpactEvent]:
-        """Close the step: the time, and the state the next step compares with."""
+        """Close the step: the time, and the state the next step starts from unless the user's code moves a body."""
         self.time += step.dt
         self._last = (step.end or self._snapshot()) if self._near else None
+        self._state_version = self._record.state_version
         return step.events
 
     def _check_damping(self, stacklevel: int) -> None:

@@ -74,7 +74,7 @@ class BodyState(NamedTuple):
 def _read(client: int, body: int, joints: tuple[int, ...], single_dof: bool) -> BodyState:
     """A body's pose, velocity and joint states.
 
-    The simulator reads every body twice a step, so this read is kept lean.  A body of
+    The simulator reads every body after each step, so this read is kept lean.  A body of
     single-DoF joints is read with ``getJointStates``: PyBullet builds its flat rows faster
     than ``getJointStatesMultiDof``'s.  The client is passed by position, because PyBullet
     parses keyword arguments measurably slower."""
@@ -100,13 +100,6 @@ class Snapshot:
         the bodies known to have no spherical joint (read faster, see :func:`_read`)."""
         # a list comprehension: read before every step, it is cheaper than a generator
         return cls(client, tuple([_read(client, body, joints, body in single_dof) for body, joints in bodies.items()]))
-
-    def is_current(self) -> bool:
-        """Whether the world still holds exactly this state: PyBullet returns the same tuples
-        (positions, velocities, and the joints' last reaction and motor torque), so nothing
-        changed it since.  A NaN never compares equal: a non-finite state is never current."""
-        client = self.client
-        return all(_read(client, state.body, state.joints, state.single_dof) == state for state in self.bodies)
 
     def restore(self) -> None:
         """Write the snapshot back (positions and velocities)."""

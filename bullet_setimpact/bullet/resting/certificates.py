@@ -73,8 +73,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-import pybullet as p
-
 from ..contacts import Contact, ContactFinder, Feature, Pair
 from ..events import BulletPoints, pushed_by_bullet
 from ..state import Snapshot
@@ -124,19 +122,6 @@ class CornerAccounts(Certificate):
 
     def holds(self, after: AfterStep) -> bool:
         return self.ledger.touching_holds()
-
-
-class StaticBodiesUnmoved(Certificate):
-    """No static body was moved (``resetBasePositionAndOrientation``) since the budget opened:
-    the accounts charge the moving links only."""
-
-    def __init__(self, client: int, static_bodies: Collection[int]) -> None:
-        self.client = client
-        self.poses = {body: p.getBasePositionAndOrientation(body, physicsClientId=client) for body in static_bodies}
-
-    def holds(self, after: AfterStep) -> bool:
-        client = self.client  # by position: PyBullet parses keyword arguments more slowly
-        return all(p.getBasePositionAndOrientation(body, client) == pose for body, pose in self.poses.items())
 
 
 class NoSpeculativePush(Certificate):
@@ -222,16 +207,12 @@ class RestingContact:
 
     Parameters
     ----------
-    client : int
-        The PyBullet client.
     finder : ContactFinder
         The simulator's contact evaluation.
     motion_bound : MotionBound
         Point-speed and displacement bounds of every moving body's links.
     dynamic : collection of int
         The bodies the simulator tracks.
-    static_bodies : collection of int
-        The bodies without degrees of freedom.
     snapshot : callable
         Reads the tracked bodies' state now.
     lookahead : float
@@ -242,20 +223,16 @@ class RestingContact:
 
     def __init__(
         self,
-        client: int,
         finder: ContactFinder,
         motion_bound: MotionBound,
         dynamic: Collection[int],
-        static_bodies: Collection[int],
         snapshot: Callable[[], Snapshot],
         lookahead: float,
         max_backoff: int,
     ) -> None:
-        self.client = client
         self.finder = finder
         self.motion_bound = motion_bound
         self.dynamic = dynamic
-        self.static_bodies = static_bodies
         self.snapshot = snapshot
         self.lookahead = lookahead
         self.max_backoff = max_backoff
@@ -283,7 +260,6 @@ class RestingContact:
         ledger = self.ledger
         self.certificates = (
             CornerAccounts(ledger),
-            StaticBodiesUnmoved(self.client, self.static_bodies),
             NoSpeculativePush(self.finder, self.dynamic),
             WatchedContacts(ledger),
             SharpPairsClear(ledger),
