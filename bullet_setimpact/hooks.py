@@ -1,22 +1,24 @@
 """Hook ``pybullet.stepSimulation`` itself, so code nobody rewrote steps through an :class:`ImpactSimulator`.
 
-:func:`install` replaces the module attribute ``pybullet.stepSimulation`` by a dispatcher
-that sends every step of a hooked client (``physicsClientId``, default 0) to that client's
-:class:`~bullet_setimpact.bullet.simulator.ImpactSimulator` and every other client's step to
-the function it found there.  Covered: ``p.stepSimulation(...)`` through the module,
-``from pybullet import stepSimulation`` executed after installation, and
+While a hook is installed, ``pybullet.stepSimulation`` is the wrapper of
+:mod:`~bullet_setimpact.bullet.following`, which sends every step of a hooked client
+(``physicsClientId``, default 0, or by position) to that client's
+:class:`~bullet_setimpact.bullet.simulator.ImpactSimulator` (:func:`.following.route`) and
+every other client's step to the function it found there.  Covered: ``p.stepSimulation(...)``
+through the module, ``from pybullet import stepSimulation`` executed after installation, and
 ``pybullet_utils.bullet_client.BulletClient(...).stepSimulation()`` (which injects its id
-with ``functools.partial`` only around *builtin* functions, so :func:`install` gives the
-class a ``stepSimulation`` method that does the same around the dispatcher).  A name bound
-by ``from pybullet import stepSimulation`` *before* installation keeps Bullet's function.
+with ``functools.partial`` only around *builtin* functions, so the class is given a
+``stepSimulation`` method that does the same around the wrapper).  A name bound by ``from
+pybullet import stepSimulation`` before any simulator lived keeps Bullet's function.
 
 The simulator steps Bullet through
 :data:`bullet_setimpact.bullet.simulator.bullet_step_simulation`, Bullet's own function
-bound before any hook, so its steps never enter the dispatcher; a step of a client issued
+bound before any wrapper, so its steps never enter the hook; a step of a client issued
 while that client's simulator is stepping (e.g. from inside a law) also goes to Bullet
-directly.  When the last hook is removed, ``pybullet.stepSimulation`` and ``BulletClient``
-are restored exactly.  The results equal the explicit loop's: each hooked step is one
-:meth:`ImpactSimulator.step`.
+directly.  Each hook follows the world itself (:func:`.following.follow`), so the wrapper
+stays while it is installed, even if its simulator is closed; when the last hook and
+simulator are gone, ``pybullet.stepSimulation`` and ``BulletClient`` are restored exactly.
+The results equal the explicit loop's: each hooked step is one :meth:`ImpactSimulator.step`.
 
 :func:`hook` without a client hooks every client, those connected later included
 (``p.connect``, ``BulletClient(...)``, seen through :mod:`~bullet_setimpact.bullet.following`):
@@ -48,43 +50,25 @@ ORIGINAL_STEP: Callable[..., Any] = _simulator.bullet_step_simulation
 _lock = threading.RLock()
 #: The hooked clients' simulators, by client id.
 _hooked: dict[int, ImpactSimulator] = {}
-#: Clients whose simulator is inside ``step()`` (re-entrant steps go to Bullet).
-_stepping: set[int] = set()
-#: What ``pybullet.stepSimulation`` was when the first hook was installed.
-_previous: Callable[..., Any] = ORIGINAL_STEP
-#: Classes given a ``stepSimulation`` method while hooks are installed.
-_patched_classes: list[type] = []
 #: The options a hook passes to each :class:`ImpactSimulator`.
 OPTIONS = tuple(name for name in inspect.signature(ImpactSimulator).parameters if name not in ("law", "client", "seed"))
 #: PyBullet's most clients per process (``MAX_PHYSICS_CLIENTS``): the ids a hook of every client looks at.
 MAX_CLIENTS = 1024
 
 
-def _dispatch(physicsClientId: int = 0) -> Any:
-    """``pybullet.stepSimulation`` while hooks are installed: a hooked client's step is its
-    simulator's :meth:`~ImpactSimulator.step` (events in ``simulator.events``); any other
-    client, a disconnected one, or a re-entrant step goes to the previous function."""
-    simulator = _hooked.get(physicsClientId)
-    if simulator is None or physicsClientId in _stepping or not pybullet.isConnected(physicsClientId=physicsClientId):
-        return _previous(physicsClientId=physicsClientId)  # plain Bullet, its errors included
-    _stepping.add(physicsClientId)
-    try:
-        simulator.step()
-    except Exception as exc:
-        exc.add_note(f"(raised by the ImpactSimulator of bullet_setimpact.hook on PyBullet client {physicsClientId}, in stepSimulation)")
-        raise
-    finally:
-        _stepping.discard(physicsClientId)
-    return ()  # what Bullet's stepSimulation returns
+def _hooked_step(simulator: ImpactSimulator) -> Callable[[], None]:
+    """What a hooked client's ``stepSimulation`` calls: the simulator's step, its errors naming the hook."""
 
+    def step() -> None:
+        try:
+            simulator.step()
+        except Exception as exc:
+            exc.add_note(
+                f"(raised by the ImpactSimulator of bullet_setimpact.hook on PyBullet client {simulator.client}, in stepSimulation)"
+            )
+            raise
 
-_dispatch.__name__ = _dispatch.__qualname__ = "stepSimulation"
-
-
-def _client_step(self: Any) -> Any:
-    """``BulletClient.stepSimulation`` while hooks are installed: the current
-    ``pybullet.stepSimulation`` with the client's id, as its ``__getattr__`` does for builtins."""
-    return pybullet.stepSimulation(physicsClientId=self._client)
+    return step
 
 
 def check_options(options: dict[str, Any], caller: str) -> None:
@@ -104,7 +88,6 @@ def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None
     Build the world first (the simulator models the bodies present now).  Hooking a client
     that is already hooked raises ``RuntimeError``; :func:`uninstall` removes the hook.
     """
-    global _previous
     check_options(simulator_kwargs, "bullet_setimpact.install()")
     client = client_id(client)
     with _lock:
@@ -115,10 +98,8 @@ def install(law: Any, client: Any = 0, seed: int | np.random.SeedSequence | None
         except Exception as exc:
             exc.add_note(f"(raised while bullet_setimpact's hook built the ImpactSimulator of PyBullet client {client})")
             raise
-        if not _hooked:
-            _previous = pybullet.stepSimulation
-            pybullet.stepSimulation = _dispatch
-            _patched_classes.extend(following.patch_bullet_client("stepSimulation", _client_step))
+        following.follow()  # the hook's own: the wrapper stays while it is installed
+        following.route(simulator.client, _hooked_step(simulator))
         _hooked[simulator.client] = simulator
         return simulator
 
@@ -127,20 +108,17 @@ def uninstall(client: Any = 0) -> ImpactSimulator:
     """Remove the hook of ``client`` (an id or a ``BulletClient``, connected or not) and
     return its simulator, closed (:meth:`ImpactSimulator.close`).
 
-    Removing the last hook restores ``pybullet.stepSimulation`` and ``BulletClient`` exactly
-    as :func:`install` found them.  ``ValueError`` if the client is not hooked.
+    When the last hook and simulator are gone, ``pybullet.stepSimulation`` and ``BulletClient``
+    are restored exactly as the first found them.  ``ValueError`` if the client is not hooked.
     """
     client = client_id(client)
     with _lock:
         if client not in _hooked:
             raise ValueError(f"PyBullet client {client!r} is not hooked; hooked clients: {sorted(_hooked)}")
         simulator = _hooked.pop(client)
-        if not _hooked:  # restored before the simulator stops following: it may be the last follower, whose wrappers it found
-            if pybullet.stepSimulation is _dispatch:  # else someone wrapped it since: the dispatcher passes through
-                pybullet.stepSimulation = _previous
-            following.unpatch_bullet_client("stepSimulation", _patched_classes)
-            _patched_classes.clear()
+        following.route(client, None)
         simulator.close()
+        following.unfollow()
         return simulator
 
 

@@ -854,3 +854,22 @@ def test_moving_a_static_body_drops_the_budget(client: int) -> None:
     p.resetBasePositionAndOrientation(body, [centre[0] - 0.03, centre[1], centre[2]], [0.0, 0.0, 0.0, 1.0], physicsClientId=client)
     simulator.step()
     assert simulator.budget_steps == skipped + 1  # the step was evaluated in full
+
+
+@pytest.mark.parametrize("resting_budget", [True, False])
+def test_a_state_bullet_makes_non_finite_is_reported_at_the_next_step(client: int, resting_budget: bool) -> None:
+    """A cube resting on the ground (the certificates skip its steps), then an external force of
+    1e308 N for one step: Bullet's step leaves it with inf or NaN velocities and positions, and
+    no call of the user's code moved it.  With and without the certificates, that step ends
+    and the next one stops with the error naming the body, before stepping on from the state."""
+    cube = _setup(client, "box")
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
+    for _ in range(24):
+        simulator.step()
+    assert (simulator.budget_steps > 0) == resting_budget
+    p.applyExternalForce(cube, -1, [0.0, 0.0, 1e308], [0.0, 0.0, 0.0], p.WORLD_FRAME, physicsClientId=client)
+    p.applyExternalForce(cube, -1, [0.0, 0.0, 1e308], [0.0, 0.0, 0.0], p.WORLD_FRAME, physicsClientId=client)
+    simulator.step()
+    assert not all(math.isfinite(x) for x in p.getBaseVelocity(cube, physicsClientId=client)[0])
+    with pytest.raises(ValueError, match=rf"bodies \[{cube}\] have NaN or inf positions or velocities"):
+        simulator.step()

@@ -7,6 +7,7 @@ steps client 0.  The others hook clients of this process.
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -135,16 +136,20 @@ def test_only_the_hooked_client_is_intercepted(clients: list[int]) -> None:
     assert sim.events and _pose(passed) == _pose(plain) and _pose(hooked) != _pose(plain)
 
 
-def test_simulator_steps_never_enter_the_hook(clients: list[int]) -> None:
+@pytest.mark.parametrize("simulator_alive", [False, True])
+def test_simulator_steps_never_enter_the_hook(clients: list[int], simulator_alive: bool) -> None:
     """A counting wrapper installed as ``pybullet.stepSimulation`` before the hook sees only
     the unhooked client's calls (the simulator steps Bullet directly), and is exactly what
-    ``pybullet.stepSimulation`` is again after the hook."""
+    ``pybullet.stepSimulation`` is again after the hook; also when a simulator of another
+    client lived before the wrapper was installed (PyBullet's functions were then already
+    wrapped, and the hook must still reach its client's steps)."""
     calls: list[int] = []
 
     def counting(physicsClientId: int = 0) -> object:
         calls.append(physicsClientId)
         return ORIGINAL_STEP(physicsClientId=physicsClientId)
 
+    alive = ImpactSimulator(RouthImpact("auto", 50), client=clients[2], seed=0) if simulator_alive else None
     p.stepSimulation = counting
     try:
         with hook(RouthImpact("auto", 50), client=clients[0], seed=0) as sim:
@@ -154,6 +159,8 @@ def test_simulator_steps_never_enter_the_hook(clients: list[int]) -> None:
         assert p.stepSimulation is counting
     finally:
         p.stepSimulation = ORIGINAL_STEP
+        if alive is not None:
+            alive.close()
     assert sim.events and calls == [clients[1]]
     assert simulator.bullet_step_simulation is ORIGINAL_STEP
 
@@ -271,3 +278,36 @@ def test_hook_messages(clients: list[int]) -> None:
         with pytest.raises(ValueError, match="NaN or inf") as raised:
             p.stepSimulation(physicsClientId=clients[0])
     assert any(f"bullet_setimpact.hook on PyBullet client {clients[0]}" in note for note in raised.value.__notes__)
+
+
+def test_a_hooked_simulator_closed_inside_the_block(clients: list[int]) -> None:
+    """``ImpactSimulator.close`` is public: a hooked simulator closed inside the block follows the
+    world again at its next step and keeps receiving the hooked client's steps (called with the
+    client id by position here), with the events of a twin world hooked without the close and
+    its resting steps still skipped.  After the block every PyBullet function is the original,
+    and a later hook's unhooked client steps as plain Bullet (the same pose as a third client
+    stepped plain)."""
+    gc.collect()  # the simulators earlier tests left are finalized now, not inside this test
+    original = p.stepSimulation
+    with hook(RouthImpact("auto", 50), client=clients[0], seed=0) as closed:
+        for index in range(240):
+            if index == 10:
+                closed.close()
+            p.stepSimulation(clients[0])
+    with hook(RouthImpact("auto", 50), client=clients[1], seed=0) as kept:
+        for _ in range(240):
+            p.stepSimulation(clients[1])
+    assert p.stepSimulation is original and hooked_clients() == []
+    assert closed.events and [e.time for e in closed.events] == [e.time for e in kept.events]
+    assert all(np.array_equal(a.v_plus, b.v_plus) for a, b in zip(closed.events, kept.events, strict=True))
+    assert closed.budget_steps == kept.budget_steps > 0
+    other = p.connect(p.DIRECT)
+    try:
+        _drop(other)
+        with hook(RouthImpact("auto", 50), client=clients[0], seed=0):
+            for _ in range(120):
+                p.stepSimulation(physicsClientId=other)
+                ORIGINAL_STEP(physicsClientId=clients[2])
+        assert _pose(other) == _pose(clients[2])
+    finally:
+        p.disconnect(physicsClientId=other)

@@ -20,6 +20,10 @@ what changed in the client's :class:`ClientWorld`:
 - :data:`CONNECTIONS` give new clients to whoever listens (:func:`on_connect`, the hook of
   every client) and end a disconnected client's record.
 
+The wrapper of ``stepSimulation`` also sends a hooked client's steps to its simulator
+(:func:`route`, which :mod:`bullet_setimpact.hooks` calls): one function stands in for
+PyBullet's, whatever the order in which simulators and hooks come and go.
+
 The wrappers read the client from the ``physicsClientId`` keyword (default 0), as PyBullet's
 documentation and ``BulletClient`` pass it, or by position where users pass it so
 (:data:`CLIENT_POSITION`: ``disconnect``, the step and the state functions).
@@ -64,7 +68,7 @@ WORLD_CHANGES = (
     "removeConstraint",
 )
 #: Functions that move bodies outside a simulator's own steps: the ``reset*`` state functions,
-#: and ``stepSimulation`` (a hooked client's steps go to its simulator, not through here, and
+#: and ``stepSimulation`` (but a hooked client's steps, which go to its simulator, :func:`route`;
 #: a simulator steps Bullet with the function bound before any wrapper).
 STATE_CHANGES = (
     "stepSimulation",
@@ -185,6 +189,13 @@ _followers = 0
 #: What each wrapped name was when the wrappers were installed.
 _previous: dict[str, Callable[..., Any]] = {}
 _wrappers: dict[str, Callable[..., Any]] = {}
+#: The function each routed client's ``stepSimulation`` calls instead of Bullet's (:func:`route`).
+_routes: dict[int, Callable[[], Any]] = {}
+#: Routed clients whose function is running: their steps meanwhile go to Bullet.
+_routing: set[int] = set()
+#: ``(what it wrapped, the wrapper)`` of the ``stepSimulation`` wrapper :func:`route` put on top
+#: when someone had replaced the wrappers' own since they were installed; removed with the last route.
+_routes_wrapper: tuple[Callable[..., Any], Callable[..., Any]] | None = None
 #: Callbacks ``(client)`` run after a ``connect`` and after a ``disconnect``.
 _connect_listeners: list[Callable[[int], None]] = []
 _disconnect_listeners: list[Callable[[int], None]] = []
@@ -227,6 +238,29 @@ def unfollow(record: ClientWorld | None = None) -> None:
             record.simulators -= 1
         if _followers == 0:
             _restore()
+
+
+def route(client: int, step: Callable[[], Any] | None) -> None:
+    """Make ``stepSimulation`` of ``client`` call ``step()`` instead of Bullet's step while the
+    wrappers are installed (``None``: Bullet's step again).  A step of the client issued while
+    ``step`` runs (re-entrant, e.g. from inside a law) goes to Bullet, and so does a disconnected
+    client's (Bullet raises its own error).  The routed steps are not state changes: they are
+    the simulator's own.  If ``pybullet.stepSimulation`` was replaced since the wrappers were
+    installed, a wrapper of what stands there is put on top while any client is routed."""
+    global _routes_wrapper
+    with _lock:
+        if step is None:
+            _routes.pop(client, None)
+            if not _routes and _routes_wrapper is not None:
+                if pybullet.stepSimulation is _routes_wrapper[1]:  # else someone wrapped it since: ours passes through
+                    pybullet.stepSimulation = _routes_wrapper[0]
+                _routes_wrapper = None
+            return
+        _routes[client] = step
+        if pybullet.stepSimulation not in (_wrappers.get("stepSimulation"), None if _routes_wrapper is None else _routes_wrapper[1]):
+            # replaced since the wrappers were installed: the routes need a wrapper on top of what stands there
+            _routes_wrapper = (pybullet.stepSimulation, _wrap_step(pybullet.stepSimulation))
+            pybullet.stepSimulation = _routes_wrapper[1]
 
 
 def on_connect(listener: Callable[[int], None]) -> None:
@@ -360,6 +394,28 @@ def _wrap(name: str, previous: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _wrap_step(previous: Callable[..., Any]) -> Callable[..., Any]:
+    """The wrapper of ``stepSimulation``: a routed client's step calls its function
+    (:func:`route`), any other is Bullet's and a state change."""
+
+    def stepSimulation(*args: Any, **kwargs: Any) -> Any:
+        client = _client_of("stepSimulation", args, kwargs)
+        routed = _routes.get(client)
+        if routed is None or client in _routing or not pybullet.isConnected(physicsClientId=client):
+            result = previous(*args, **kwargs)
+            _record("stepSimulation", previous, args, kwargs, result)
+            return result
+        _routing.add(client)
+        try:
+            routed()
+        finally:
+            _routing.discard(client)
+        return ()  # what Bullet's stepSimulation returns
+
+    stepSimulation.__doc__ = getattr(previous, "__doc__", None)
+    return stepSimulation
+
+
 def _client_method(name: str) -> Callable[..., Any]:
     """``BulletClient.<name>`` while the wrappers are installed: the current module function
     with the client's id, as its ``__getattr__`` does for builtins."""
@@ -381,7 +437,7 @@ def _client_method(name: str) -> Callable[..., Any]:
 def _install() -> None:
     for name in WRAPPED:
         _previous[name] = getattr(pybullet, name)
-        _wrappers[name] = _wrap(name, _previous[name])
+        _wrappers[name] = _wrap_step(_previous[name]) if name == "stepSimulation" else _wrap(name, _previous[name])
         setattr(pybullet, name, _wrappers[name])
         if name != "connect":  # BulletClient connects in __init__, through the module
             for cls in patch_bullet_client(name, _client_method(name)):

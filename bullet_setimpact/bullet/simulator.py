@@ -450,11 +450,12 @@ class ImpactSimulator:
         contacts the user's code set colliding (first step, velocities reset) are resolved.
 
         The state the last step left holds when no call of the user's code moved a body since
-        (:attr:`.following.ClientWorld.state_version`): it is not read again.  After such a
-        call, which may have moved a static body too, the resting-contact certificates are dropped."""
+        (:attr:`.following.ClientWorld.state_version`): it is not read again, unless Bullet's
+        step left a NaN or inf in it (then read, and reported).  After such a call, which may
+        have moved a static body too, the resting-contact certificates are dropped."""
         self._current_step = self._dt
         step = _Step(self.time, self._dt, self._record.take_commands())
-        if self._last is not None and self._record.state_version == self._state_version:
+        if self._last is not None and self._record.state_version == self._state_version and not self._last.nonfinite():
             step.snapshot = self._last
             return step
         step.snapshot = self._checked_snapshot()

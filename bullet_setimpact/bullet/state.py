@@ -52,6 +52,21 @@ class BodyState(NamedTuple):
             return tuple((row[index],) for row in self.joint_states)
         return tuple(row[index] for row in self.joint_states)
 
+    def finite(self) -> bool:
+        """Whether every position and velocity is finite.  A NaN or inf makes their sum
+        non-finite; only then (or on overflow) is each value looked at."""
+        pose, velocity = self.pose, self.velocity
+        total = sum(pose[0]) + sum(pose[1]) + sum(velocity[0]) + sum(velocity[1])
+        if self.single_dof:
+            total += sum(row[0] + row[1] for row in self.joint_states)
+        else:
+            total += sum(sum(row[0]) + sum(row[1]) for row in self.joint_states)
+        if math.isfinite(total):
+            return True
+        values = [*pose[0], *pose[1], *velocity[0], *velocity[1]]
+        values += [x for group in (*self.joint_positions, *self.joint_velocities) for x in group]
+        return all(math.isfinite(x) for x in values)
+
     @property
     def joint_speeds(self) -> list[float]:
         """``|qdot|`` of each joint (a spherical joint's angular speed)."""
@@ -110,14 +125,7 @@ class Snapshot:
 
     def nonfinite(self) -> list[int]:
         """Bodies whose position or velocity holds NaN or inf."""
-        bad = []
-        for state in self.bodies:
-            values = [*state.pose[0], *state.pose[1], *state.velocity[0], *state.velocity[1]]
-            values += [x for group in (*state.joint_positions, *state.joint_velocities) for x in group]
-            # a NaN or inf makes the sum non-finite; only then (or on overflow) look at each value
-            if not math.isfinite(sum(values)) and not all(math.isfinite(x) for x in values):
-                bad.append(state.body)
-        return bad
+        return [state.body for state in self.bodies if not state.finite()]
 
     def same_positions(self, other: Snapshot) -> bool:
         """Whether ``other`` holds exactly the same positions (nobody reset them in between)."""
