@@ -856,6 +856,22 @@ def test_moving_a_static_body_drops_the_budget(client: int) -> None:
     assert simulator.budget_steps == skipped + 1  # the step was evaluated in full
 
 
+def test_a_velocity_written_back_every_step_keeps_the_budget(client: int) -> None:
+    """A cube resting on the ground; before each of 10 steps the user's code writes the cube's
+    own velocity back (``resetBaseVelocity``, as a controller setting a body's velocity every
+    step would).  The call is followed, the state read again has the positions the last step
+    left, and no static body moved: the certificates stay, and all 10 steps are skipped."""
+    cube = _setup(client, "box")
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0)
+    for _ in range(24):
+        simulator.step()
+    skipped = simulator.budget_steps
+    for _ in range(10):
+        p.resetBaseVelocity(cube, *p.getBaseVelocity(cube, physicsClientId=client), physicsClientId=client)
+        simulator.step()
+    assert simulator.budget_steps == skipped + 10
+
+
 @pytest.mark.parametrize("resting_budget", [True, False])
 def test_a_state_bullet_makes_non_finite_is_reported_at_the_next_step(client: int, resting_budget: bool) -> None:
     """A cube resting on the ground (the certificates skip its steps), then an external force of

@@ -434,8 +434,9 @@ def test_time_step_gravity_constraints_and_restored_states_are_followed(client: 
 def test_state_changes_move_the_state_version_of_their_client_alone(client: int) -> None:
     """Each ``reset*`` state function and each Bullet step the client's simulator did not take
     moves the client's state version, whether the client id is passed by keyword or by
-    position; the same calls on another client leave it, and so do the simulator's own steps
-    of a body in free flight (it writes nothing back).  A world change moves it too."""
+    position, and a base pose reset records the body's version; the same calls on another
+    client leave it, and so do the simulator's own steps of a body in free flight (it writes
+    nothing back).  A world change moves it too."""
     other = p.connect(p.DIRECT)
     try:
         ball = _sphere(client, 0.1, 1.0, [0.0, 0.0, 1.0])
@@ -452,10 +453,12 @@ def test_state_changes_move_the_state_version_of_their_client_alone(client: int)
             ]
 
         for by_position in (False, True):
+            start = record.state_version
             for call in calls(client, ball, by_position):
                 before = record.state_version
                 call()
                 assert record.state_version != before
+            assert start < record.posed[ball] < record.state_version  # the pose reset, the second call
             before = record.state_version
             for call in calls(other, lone, by_position):
                 call()

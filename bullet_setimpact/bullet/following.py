@@ -133,6 +133,9 @@ class ClientWorld:
         Bumped by every call of :data:`STATE_CHANGES` and :data:`WORLD_CHANGES` on the client
         (a simulator's own Bullet steps are not such calls): a simulator that reads it at the
         end of its step knows, while it stays, that no body moved since.
+    posed : dict of int to int
+        The :attr:`state_version` of each body's last ``resetBasePositionAndOrientation``: the
+        one way to move a body without degrees of freedom.
     mjcf : set of int
         Bodies loaded by ``loadMJCF``: PyBullet's ``getCollisionShapeData`` crashes the
         process on their links (:func:`shape_data_unsafe`).
@@ -161,6 +164,7 @@ class ClientWorld:
     version: int = field(default_factory=lambda: next(_versions))
     reset_version: int = 0
     state_version: int = field(default_factory=lambda: next(_versions))
+    posed: dict[int, int] = field(default_factory=dict)
     mjcf: set[int] = field(default_factory=set)
     safe: set[int] = field(default_factory=set)
     erp: dict[str, tuple[float, int]] = field(default_factory=dict)
@@ -334,6 +338,8 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
         return
     if name in STATE_CHANGES:
         record.state_version = next(_versions)
+        if name == "resetBasePositionAndOrientation":
+            record.posed[int(args[0] if args else kwargs.get("bodyUniqueId", -1))] = record.state_version
         return
     if name in STEP_COMMANDS:
         torque = not name.startswith("setJointMotorControl") or _control_mode(args, kwargs) == pybullet.TORQUE_CONTROL

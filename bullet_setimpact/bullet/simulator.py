@@ -451,15 +451,19 @@ class ImpactSimulator:
 
         The state the last step left holds when no call of the user's code moved a body since
         (:attr:`.following.ClientWorld.state_version`): it is not read again, unless Bullet's
-        step left a NaN or inf in it (then read, and reported).  After such a call, which may
-        have moved a static body too, the resting-contact certificates are dropped."""
+        step left a NaN or inf in it (then read, and reported).  After such a call the state is
+        read, and the resting-contact certificates are dropped if a position changed or a
+        static body was moved."""
         self._current_step = self._dt
-        step = _Step(self.time, self._dt, self._record.take_commands())
-        if self._last is not None and self._record.state_version == self._state_version and not self._last.nonfinite():
+        record = self._record
+        step = _Step(self.time, self._dt, record.take_commands())
+        if self._last is not None and record.state_version == self._state_version and not self._last.nonfinite():
             step.snapshot = self._last
             return step
         step.snapshot = self._checked_snapshot()
-        self._drop_budget()  # the user moved a body (or nothing was near): measure again
+        static_moved = any(record.posed.get(body, 0) > self._state_version for body in self.world.static_bodies)
+        if step.snapshot is None or self._last is None or not step.snapshot.same_positions(self._last) or static_moved:
+            self._drop_budget()  # the user moved a body (or nothing was near): measure again
         if step.snapshot is not None and (self._touching is None or self._last is None or not step.snapshot.same_velocities(self._last)):
             # first step, or the user changed velocities: contacts may be colliding now
             step.events += self._resolve(self.time)
