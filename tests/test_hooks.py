@@ -45,7 +45,7 @@ with (
     bullet_setimpact.hook(laws[0][0], client=0, seed=7) as routh,
     bullet_setimpact.hook(laws[other._client][0], client=other, seed=3) as anitescu,  # a BulletClient
 ):
-    from pybullet import stepSimulation  # after installation: the dispatcher
+    from pybullet import stepSimulation  # after installation: the wrapper that routes the hooked clients
     assert stepSimulation is pybullet.stepSimulation is not original
     user.run(pybullet, STEPS)
     user.run(other, STEPS)

@@ -130,7 +130,7 @@ class ClientWorld:
     reset_version : int
         The version of the last ``resetSimulation`` (it also deletes user collision shapes).
     state_version : int
-        Bumped by every call of :data:`STATE_CHANGES` and :data:`WORLD_CHANGES` on the client
+        Bumped by every call of :data:`STATE_CHANGES` on the client, and with :attr:`version`
         (a simulator's own Bullet steps are not such calls): a simulator that reads it at the
         end of its step knows, while it stays, that no body moved since.
     posed : dict of int to int

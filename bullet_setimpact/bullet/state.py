@@ -113,7 +113,7 @@ class Snapshot:
     def take(cls, client: int, bodies: dict[int, tuple[int, ...]], single_dof: Collection[int] = ()) -> Snapshot:
         """Read the state of ``bodies`` (body id -> indices of its non-fixed joints); ``single_dof``:
         the bodies known to have no spherical joint (read faster, see :func:`_read`)."""
-        # a list comprehension: read before every step, it is cheaper than a generator
+        # a list comprehension: read after every step, it is cheaper than a generator
         return cls(client, tuple([_read(client, body, joints, body in single_dof) for body, joints in bodies.items()]))
 
     def restore(self) -> None:
