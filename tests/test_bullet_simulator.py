@@ -207,6 +207,43 @@ def test_hooked_outcome_equals_the_core_law(client: int, name: str, law: RouthIm
 
 
 # --------------------------------------------------------------------------- 3D
+def test_a_one_joint_arm_lands_and_stops(client: int) -> None:
+    """A fixed-base arm of one revolute joint (axis y, 10 cm above ``plane.urdf``; its link a
+    0.4 x 0.04 x 0.04 m box centred on the joint, 1 kg with its centre of mass 0.2 m out) falls
+    free from horizontal until the corners of its +x end touch the ground.  Its one velocity
+    ``qdot`` is the whole state: every contact's tangent Jacobian has rank one (a planar
+    problem, whose SVD has a single singular value), and the inelastic impact ends the
+    contact's approach, ``Jn qdot+ = 0`` with ``Jn != 0``: ``qdot+ = 0``, from ``qdot- > 0``."""
+    p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
+    p.loadURDF(f"{pybullet_data.getDataPath()}/plane.urdf", physicsClientId=client)
+    base = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.02] * 3, physicsClientId=client)
+    link = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.2, 0.02, 0.02], physicsClientId=client)
+    arm = p.createMultiBody(
+        0.0,
+        base,
+        basePosition=[1.0, 0.0, 0.1],
+        linkMasses=[1.0],
+        linkCollisionShapeIndices=[link],
+        linkVisualShapeIndices=[-1],
+        linkPositions=[[0.0, 0.0, 0.0]],
+        linkOrientations=[[0.0, 0.0, 0.0, 1.0]],
+        linkInertialFramePositions=[[0.2, 0.0, 0.0]],
+        linkInertialFrameOrientations=[[0.0, 0.0, 0.0, 1.0]],
+        linkParentIndices=[0],
+        linkJointTypes=[p.JOINT_REVOLUTE],
+        linkJointAxis=[[0.0, 1.0, 0.0]],
+        physicsClientId=client,
+    )
+    p.setJointMotorControl2(arm, 0, p.VELOCITY_CONTROL, force=0.0, physicsClientId=client)
+    simulator = ImpactSimulator(RouthImpact("auto", 50), client, seed=0, on_failure="raise")
+    for _ in range(60):
+        simulator.step()
+    assert simulator.events
+    event = simulator.events[0]
+    assert not event.problem.spatial and event.v_minus.shape == (1,) and event.v_minus[0] > 1.0
+    np.testing.assert_allclose(event.v_plus, [0.0], atol=1e-9)
+
+
 def test_free_slab_lands_flat_on_four_corners(client: int) -> None:
     """The free 3D slab dropped flat onto box ground: four corner contacts at the event,
     outcomes that vary with the seed, and no event ever adds kinetic energy."""

@@ -114,8 +114,8 @@ def planar_tangents(Jt: np.ndarray, tangents: np.ndarray) -> np.ndarray | None:
     det = gram[:, 0, 0] * gram[:, 1, 1] - gram[:, 0, 1] * gram[:, 1, 0]
     if ((trace > 0.0) & (det > 1e-12 * trace * np.maximum(trace, 1.0))).any():
         return None
-    u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts
-    if (singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)).any():
+    u, singular, _ = np.linalg.svd(Jt)  # batched over the contacts; one singular value when nv = 1 (rank one)
+    if singular.shape[1] > 1 and (singular[:, 1] > 1e-9 * np.maximum(singular[:, 0], 1.0)).any():
         return None
     direction = np.einsum("mk,mkd->md", u[:, :, 0], tangents)
     direction *= np.sign(direction[np.arange(len(direction)), np.argmax(np.abs(direction), axis=1)])[:, None]
