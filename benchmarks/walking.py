@@ -109,7 +109,7 @@ def plain_client(client: BulletClient) -> BulletClient:
     simulator lives (:data:`~bullet_setimpact.bullet.following.WRAPPED`, but connections),
     bound to the client as instance attributes.  Those skip ``BulletClient.__getattr__``: a
     call costs some 0.5 us less than in a process without the package, so plain errs fast."""
-    for name in following.WORLD_CHANGES + following.STATE_CHANGES + following.STEP_COMMANDS:
+    for name in (name for name in following.WRAPPED if name not in following.CONNECTIONS):
         setattr(client, name, functools.partial(following.ORIGINALS[name], physicsClientId=client._client))
     return client
 

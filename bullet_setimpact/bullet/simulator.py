@@ -461,8 +461,12 @@ class ImpactSimulator:
             step.snapshot = self._last
             return step
         step.snapshot = self._checked_snapshot()
-        static_moved = any(record.posed.get(body, 0) > self._state_version for body in self.world.static_bodies)
-        if step.snapshot is None or self._last is None or not step.snapshot.same_positions(self._last) or static_moved:
+        if (
+            step.snapshot is None
+            or self._last is None
+            or not step.snapshot.same_positions(self._last)
+            or any(record.posed.get(body, 0) > self._state_version for body in self.world.static_bodies)
+        ):
             self._drop_budget()  # the user moved a body (or nothing was near): measure again
         if step.snapshot is not None and (self._touching is None or self._last is None or not step.snapshot.same_velocities(self._last)):
             # first step, or the user changed velocities: contacts may be colliding now
