@@ -13,7 +13,6 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, SamplesDroppedWarning
-from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.assembly import contact_problem
 from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.events import localize
@@ -190,62 +189,6 @@ def test_partial_steps_correct_a_penetration_at_a_whole_steps_speed(client: int,
     assert expected / 2 <= whole <= 2 * expected
     assert abs(partial - whole) <= 0.1 * whole
     assert abs(after - whole) <= 0.1 * whole
-
-
-CUBE_SMALL = str(Path(pybullet_data.getDataPath()) / "cube_small.urdf")  # a 5 cm box, 0.1 kg
-
-
-@pytest.mark.parametrize(("excess", "impact"), [(1e-10, True), (-1e-10, False)])
-def test_the_threshold_is_decided_on_the_problems_velocity(client: int, excess: float, impact: bool) -> None:
-    """A 5 cm cube resting flat on box ground (its four bottom corners at gap 0, normals +z) and
-    set moving down at ``threshold + excess`` before the first step, which resolves the contacts
-    the user set colliding: every corner's ``Jn v`` is the base's ``v_z``, ``-(1e-3 + excess)``
-    m/s.  It is an impact if and only if that is faster than the threshold (1e-3 m/s by
-    default), however close: clusters are screened out from Bullet's link velocities only
-    ``SCREEN_MARGIN`` (1e-9 m/s) below the threshold, and the problem's ``Jn v`` decides the
-    rest."""
-    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
-    cube = p.loadURDF(CUBE_SMALL, [0, 0, 0.025], physicsClientId=client)
-    sim = ImpactSimulator(RouthImpact("auto", 50), client, seed=0)
-    speed = sim.impact_velocity_threshold + excess
-    p.resetBaseVelocity(cube, [0, 0, -speed], [0, 0, 0], physicsClientId=client)
-    events = sim.step()
-    assert bool(events) == impact
-    if impact:
-        (event,) = events
-        assert event.problem.contacts == 4
-        np.testing.assert_allclose(event.problem.normal_velocities(event.v_minus), -speed, rtol=1e-12)
-
-
-def test_a_resting_cube_beside_an_impact_gets_no_impact_problem(client: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two 5 cm cubes on box ground, 0.5 m apart: one resting on it, one dropped from 2 cm
-    (about 0.63 m/s at contact).  Each contact evaluation (the first step's, the impact's)
-    finds the resting cube's cluster too, but its corners approach slower than the threshold:
-    only the falling cube's cluster gets an impact problem, counted where the simulator builds
-    one."""
-    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
-    resting = p.loadURDF(CUBE_SMALL, [0, 0, 0.025], physicsClientId=client)
-    falling = p.loadURDF(CUBE_SMALL, [0.5, 0, 0.045], physicsClientId=client)
-    presented: list[tuple[int, ...]] = []
-    built: list[set[int]] = []
-    event_of_cluster = ImpactSimulator._event
-
-    def presenting(self: ImpactSimulator, time: float, bodies: tuple[int, ...], cluster: list) -> object:
-        presented.append(bodies)
-        return event_of_cluster(self, time, bodies, cluster)
-
-    def building(cluster: list, *args: object) -> object:
-        built.append({body for contact in cluster for body in (contact.body_a, contact.body_b)})
-        return contact_problem(cluster, *args)
-
-    monkeypatch.setattr(ImpactSimulator, "_event", presenting)
-    monkeypatch.setattr(simulator_module, "contact_problem", building)
-    sim = ImpactSimulator(RouthImpact("auto", 50), client, seed=0)
-    for _ in range(60):
-        sim.step()
-    assert [event.bodies for event in sim.events][:1] == [(falling,)]
-    assert presented.count((resting,)) >= 2
-    assert built and all(resting not in bodies for bodies in built)
 
 
 # --------------------------------------------------------------------------- same seed

@@ -60,7 +60,7 @@ from .configuration import Configuration
 from .constraints import UserConstraint, constraint_rows, join_clusters, read_constraints
 from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature
 from .damping import unstable_damping
-from .events import BulletPoints, LinkVelocities, arrivals, localize, normal_velocity, pushed_by_bullet
+from .events import BulletPoints, arrivals, localize, pushed_by_bullet
 from .inventory import check_client
 from .model import WorldModel
 from .resting.budget import MotionBound
@@ -79,12 +79,6 @@ TARGET_FRACTION = 0.1
 LOOKAHEAD = 0.1
 #: Most quiet steps between two attempts to open a distance budget (:mod:`.resting.certificates`).
 MAX_BACKOFF = 64
-#: A cluster whose every contact approaches slower than the impact velocity threshold less this
-#: [m/s], by Bullet's link velocities, is not an event and gets no impact problem
-#: (:meth:`ImpactSimulator._separating`).  The problem's ``Jn v`` is the same kinematics summed
-#: in other orders: it differs by round-off, about 1e-16 of the speeds (below 1e-13 m/s at
-#: 100 m/s), so it finds no contact faster than the threshold either.
-SCREEN_MARGIN = 1e-9
 #: PyBullet's error reduction parameters, by their ``setPhysicsEngineParameter`` names: ``erp``
 #: (joints and limits, ``btContactSolverInfo::m_erp``), ``contactERP`` (contacts, ``m_erp2``,
 #: which ``PhysicsServerCommandProcessor`` sets to 0.08) and ``frictionERP`` (friction anchors,
@@ -725,11 +719,8 @@ class ImpactSimulator:
 
     def _event(self, time: float, bodies: tuple[int, ...], cluster: list[Contact]) -> ImpactEvent | None:
         """The event of one contact cluster among ``bodies``, its outcome written back; None when
-        no contact of it approaches faster than the threshold (told without its impact problem
-        when Bullet's link velocities show it: :meth:`_separating`).  The user constraints among
-        the bodies hold through it (:mod:`.constraints`): the law resolves the velocity they leave."""
-        if self._separating(bodies, cluster):
-            return None
+        no contact of it approaches faster than the threshold.  The user constraints among the
+        bodies hold through it (:mod:`.constraints`): the law resolves the velocity they leave."""
         if bodies not in self._models:
             self._models[bodies] = self.world.restrict(bodies)
         model = self._models[bodies]
@@ -773,18 +764,6 @@ class ImpactSimulator:
         )
         logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
         return event
-
-    def _separating(self, bodies: tuple[int, ...], cluster: list[Contact]) -> bool:
-        """Whether no contact of the cluster approaches faster than the threshold, told from
-        Bullet's link velocities (:func:`.events.normal_velocity`) with :data:`SCREEN_MARGIN`:
-        a resting body beside an impact costs a few link reads instead of its impact problem.
-        False when a user constraint holds one of the bodies (the problem then tests the
-        velocity the constraints leave) or a velocity is NaN (the problem reports it)."""
-        if any(not set(constraint.bodies).isdisjoint(bodies) for constraint in self._constraints):
-            return False
-        links: LinkVelocities = {}
-        slowest = SCREEN_MARGIN - self.impact_velocity_threshold
-        return all(normal_velocity(self.client, contact, links) > slowest for contact in cluster)
 
     def _problem(
         self, time: float, bodies: tuple[int, ...], configuration: Configuration, cluster: list[Contact]
