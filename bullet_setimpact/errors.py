@@ -71,3 +71,9 @@ class EventCapWarning(SetImpactWarning):
 class UnstableDampingWarning(SetImpactWarning):
     """A body's joint damping, which Bullet integrates explicitly, grows a velocity mode at the
     world's time step (:mod:`bullet_setimpact.bullet.damping`)."""
+
+
+class JointAxisWarning(SetImpactWarning):
+    """A joint's axis is not a unit vector (MJCF files allow it): Bullet turns the joint about the
+    unit axis but takes its velocity along the axis as given, so the link velocities it reports
+    disagree with the joint's motion; impacts use the unit axis."""

@@ -8,6 +8,7 @@ of positions, or from the raw PyBullet calls whose conventions the model relies 
 from __future__ import annotations
 
 import timeit
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pybullet as p
 import pybullet_data
 import pytest
 
+from bullet_setimpact import ImpactSimulator, JointAxisWarning, RouthImpact
 from bullet_setimpact.bullet import WorldModel
 
 # A floating base and two links whose inertial frames are offset AND rotated, with a
@@ -409,6 +411,44 @@ def test_pybullet_refuses_jointless_and_spherical_jacobians(client):
     neck = p.loadURDF("spherical_joint_limit.urdf", physicsClientId=client)
     with pytest.raises(p.error, match="Spher"):
         p.calculateJacobian(neck, 0, [0, 0, 0], [0.0] * 3, [0.0] * 3, [0.0] * 3, physicsClientId=client)
+
+
+def test_pybullet_turns_a_skewed_joint_about_its_unit_axis_but_reports_its_rate_along_the_axis(client):
+    """pybullet_data's MJCF ant: ``ankle_1``'s axis is ``(-1, 1, 0)`` (``getJointInfo``), of length
+    sqrt(2).  Set from 0 to 0.5 rad (``resetJointState``), the ankle's link turns by 0.5 rad, the
+    angle between its two orientations, ``arccos((trace(R0^T R1) - 1) / 2)``: Bullet turns the
+    joint about the unit axis (about the axis as given, it would be 0.5 sqrt(2) = 0.707 rad).  At
+    ``qdot = 1`` rad/s, the base and every other joint at rest, ``getLinkState`` reports the link's
+    angular velocity as the axis itself, ``(-1, 1, 0)``: sqrt(2) rad/s, not the 1 rad/s it turns
+    at.  The model's angular Jacobian gives the unit axis, ``(-1, 1, 0) / sqrt(2)``, and the
+    simulator warns of the joint (each ankle, length 1.414)."""
+    ant = p.loadMJCF(str(Path(pybullet_data.getDataPath()) / "mjcf" / "ant.xml"), physicsClientId=client)[-1]
+    ankle = next(
+        j for j in range(p.getNumJoints(ant, physicsClientId=client)) if p.getJointInfo(ant, j, physicsClientId=client)[1] == b"ankle_1"
+    )
+    axis = np.array(p.getJointInfo(ant, ankle, physicsClientId=client)[13])
+    np.testing.assert_array_equal(axis, [-1.0, 1.0, 0.0])
+    turned = []
+    for angle in (0.0, 0.5):
+        p.resetJointState(ant, ankle, angle, 0.0, physicsClientId=client)
+        turned.append(np.array(p.getMatrixFromQuaternion(p.getLinkState(ant, ankle, 0, 1, physicsClientId=client)[1])).reshape(3, 3))
+    assert np.arccos((np.trace(turned[0].T @ turned[1]) - 1.0) / 2.0) == pytest.approx(0.5, abs=1e-6)
+    p.resetJointState(ant, ankle, 0.0, 1.0, physicsClientId=client)
+    np.testing.assert_allclose(p.getLinkState(ant, ankle, 1, 1, physicsClientId=client)[7], axis, atol=1e-12)
+    model = WorldModel(client)
+    spin = model.configuration().angular_jacobian(ant, ankle) @ model.velocity()
+    np.testing.assert_allclose(spin, axis / np.sqrt(2.0), atol=1e-12)
+    with pytest.warns(JointAxisWarning, match=r"ankle_1 \(1\.414\), ankle_2 \(1\.414\), ankle_3 \(1\.414\), ankle_4 \(1\.414\)"):
+        ImpactSimulator(RouthImpact("auto", 50), client)
+
+
+def test_unit_joint_axes_are_not_warned_of(client):
+    """The a1's and r2d2's URDF axes are unit vectors: no :class:`JointAxisWarning`."""
+    p.loadURDF("a1/a1.urdf", [0, 0, 0.5], physicsClientId=client)
+    p.loadURDF("r2d2.urdf", [1, 0, 0.5], physicsClientId=client)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JointAxisWarning)
+        ImpactSimulator(RouthImpact("auto", 50), client)
 
 
 # ------------------------------------------------------------- layout and velocity I/O

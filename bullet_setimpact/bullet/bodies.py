@@ -17,6 +17,9 @@ from .inventory import JOINT_DOFS, JOINT_NAMES
 from .kinematics import Tree
 
 _BASE_COORDINATES = ("v_x", "v_y", "v_z", "omega_x", "omega_y", "omega_z")
+#: A joint axis whose length differs from 1 by more than this is reported (:attr:`BodyModel.skewed_axes`);
+#: an MJCF file's single-precision unit axes are within 1e-7 of it.
+AXIS_TOLERANCE = 1e-6
 _SPHERICAL_COORDINATES = ("omega_x", "omega_y", "omega_z")
 
 
@@ -48,6 +51,9 @@ class BodyModel:
     tree : kinematics.Tree or None
         Kinematic structure, set for bodies with spherical joints (their ``M`` and Jacobians
         come from :mod:`~bullet_setimpact.bullet.kinematics`, not from PyBullet).
+    axis_lengths : tuple of float
+        Length of each revolute or prismatic joint's axis of :attr:`joints`, as ``getJointInfo``
+        reports it (1 for a spherical joint); see :attr:`skewed_axes`.
     """
 
     body: int
@@ -60,6 +66,20 @@ class BodyModel:
     com_offsets: np.ndarray = field(repr=False)
     joint_dofs: tuple[int, ...] = ()
     tree: Tree | None = field(default=None, repr=False)
+    axis_lengths: tuple[float, ...] = ()
+
+    @property
+    def skewed_axes(self) -> list[tuple[str, float]]:
+        """``(joint name, axis length)`` of each joint whose axis is not a unit vector (to
+        :data:`AXIS_TOLERANCE`).  Bullet turns such a joint about the unit axis, but its multibody
+        takes the joint's velocity along the axis as given: the link velocities ``getLinkState``
+        reports scale the joint's rate by the length, while
+        ``calculateJacobian`` and ``calculateMassMatrix``, and so the impact model, use the unit
+        axis (``tests/test_bullet_model.py``).  MJCF files allow such axes (pybullet_data's
+        ``ant.xml``: ``-1 1 0``)."""
+        return [
+            (name, length) for name, length in zip(self.joint_names, self.axis_lengths, strict=True) if abs(length - 1.0) > AXIS_TOLERANCE
+        ]
 
     @property
     def spherical(self) -> bool:
@@ -103,7 +123,7 @@ def inspect_body(client: int, body: int) -> BodyModel:
     """
     name = p.getBodyInfo(body, physicsClientId=client)[1].decode()
     num_links = p.getNumJoints(body, physicsClientId=client)
-    joints, joint_names, joint_dofs, infos = [], [], [], []
+    joints, joint_names, joint_dofs, axis_lengths, infos = [], [], [], [], []
     for link in range(num_links):
         info = p.getJointInfo(body, link, physicsClientId=client)
         infos.append(info)
@@ -112,6 +132,7 @@ def inspect_body(client: int, body: int) -> BodyModel:
             joints.append(link)
             joint_names.append(joint_name)
             joint_dofs.append(JOINT_DOFS[joint_type])
+            axis_lengths.append(1.0 if joint_type == p.JOINT_SPHERICAL else float(np.linalg.norm(info[13])))
         elif joint_type != p.JOINT_FIXED:
             kind = JOINT_NAMES.get(joint_type, f"type-{joint_type}")
             raise ValueError(
@@ -130,4 +151,5 @@ def inspect_body(client: int, body: int) -> BodyModel:
         com_offsets=com_offsets(client, body, num_links),
         joint_dofs=tuple(joint_dofs),
         tree=Tree.from_joint_info(infos, floating) if 3 in joint_dofs else None,
+        axis_lengths=tuple(axis_lengths),
     )

@@ -45,6 +45,7 @@ from ..errors import (
     ConstraintIgnoredWarning,
     EventCapWarning,
     ImpactFailure,
+    JointAxisWarning,
     RestitutionIgnoredWarning,
     SetImpactError,
     UnstableDampingWarning,
@@ -373,6 +374,7 @@ class ImpactSimulator:
         self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
         self._tracked = tracked
         self._check_damping(stacklevel)
+        self._check_axes(stacklevel)
         self._read_constraints(stacklevel)
         probe = self.finder.probe if self._version >= 0 and record.reset_version <= self._version else None  # reset deletes it
         opaque = following.shape_data_unsafe(self.client, self.world.body_ids)
@@ -489,6 +491,21 @@ class ImpactSimulator:
         self._damping_step = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
         for instability in unstable_damping(self._tracked):
             warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=stacklevel)
+
+    def _check_axes(self, stacklevel: int) -> None:
+        """Warn of the tracked bodies with a joint axis that is not a unit vector
+        (:attr:`.bodies.BodyModel.skewed_axes`), as :meth:`_check_damping` does."""
+        for body in self._tracked.bodies:
+            if skewed := body.skewed_axes:
+                joints = ", ".join(f"{name} ({length:.4g})" for name, length in skewed)
+                warnings.warn(
+                    f"body {body.body} ({body.name!r}) has joints whose axis is not a unit vector: {joints}. Bullet turns "
+                    "them about the unit axis but takes their velocity along the axis as given, so the link velocities it "
+                    "reports scale their rates by that length; impacts use the unit axis "
+                    "(as calculateJacobian does). Normalize the axes in the model file",
+                    JointAxisWarning,
+                    stacklevel=stacklevel,
+                )
 
     def _read_constraints(self, stacklevel: int) -> None:
         """Read the user constraints impacts honour (:mod:`.constraints`), warning once of each
