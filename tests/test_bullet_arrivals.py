@@ -5,12 +5,17 @@ ground and on a true GEOM_PLANE."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pybullet as p
+import pybullet_data
 import pytest
 
-from bullet_setimpact.bullet.events import contact_points
+from bullet_setimpact import JointAxisWarning
+from bullet_setimpact.bullet import simulator as simulator_module
+from bullet_setimpact.bullet.events import LinkVelocities, arrivals, contact_points, normal_velocity
+from bullet_setimpact.bullet.examples import urdf_path
 from bullet_setimpact.bullet.simulator import ImpactSimulator
 from bullet_setimpact.laws import get_law
 
@@ -66,3 +71,44 @@ def test_contact_points_by_position_are_getContactPoints_of_every_pair(client: i
     points = contact_points(client)
     assert points
     assert points == p.getContactPoints(physicsClientId=client)
+
+
+def test_a_skewed_joints_link_arrives_at_the_models_velocity(client: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pybullet_data's MJCF ant settled on box ground (plain Bullet steps, motors off), then set
+    moving: its base down at 0.12 m/s, every joint still but ``ankle_1`` (axis ``(-1, 1, 0)``,
+    length sqrt(2)), at the rate that lifts the foot's contact point at 0.10 m/s along the
+    contact normal by the model (``0.10 / (n . J_p[:, ankle_1])``).  The model's separating
+    velocity of that contact is -0.12 + 0.10 = -0.02 m/s: approaching.  Bullet reports the
+    ankle's share along the axis as given, sqrt(2) times the model's: -0.12 + 0.1414 = +0.0214
+    m/s, separating.  Taken as a newcomer, the contact arrives when the arrival test reads the
+    model's velocities for the ant, and not on Bullet's; the simulator's steps hand it the
+    ant's model."""
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    ant = p.loadMJCF(str(Path(pybullet_data.getDataPath()) / "mjcf" / "ant.xml"), physicsClientId=client)[-1]
+    joints = list(range(p.getNumJoints(ant, physicsClientId=client)))
+    p.setJointMotorControlArray(ant, joints, p.VELOCITY_CONTROL, forces=[0.0] * len(joints), physicsClientId=client)
+    for _ in range(240):
+        p.stepSimulation(physicsClientId=client)
+    ankle = [p.getJointInfo(ant, joint, physicsClientId=client)[1] for joint in joints].index(b"ankle_1")
+    with pytest.warns(JointAxisWarning):
+        simulator = ImpactSimulator(get_law("routh"), client)
+    foot = next(c for c in simulator.finder.contacts() if ant in (c.body_a, c.body_b) and c.side(ant)[0] in (ankle, ankle + 1))
+    link, point, _ = foot.side(ant)
+    model = simulator._skewed[ant]
+    column = model.block(ant).start + 6 + model.body(ant).joints.index(ankle)
+    outward = foot.normal if foot.body_a == ant else -foot.normal  # the ant's side separates along it
+    lift = outward @ model.configuration().point_jacobian(ant, link, point)[:, column]
+    for joint in joints:
+        p.resetJointState(ant, joint, p.getJointState(ant, joint, physicsClientId=client)[0], 0.0, physicsClientId=client)
+    p.resetJointState(ant, ankle, p.getJointState(ant, ankle, physicsClientId=client)[0], 0.10 / lift, physicsClientId=client)
+    p.resetBaseVelocity(ant, [0.0, 0.0, -0.12], [0.0, 0.0, 0.0], physicsClientId=client)
+    assert normal_velocity(foot, LinkVelocities(client, simulator._skewed)) == pytest.approx(-0.02, abs=1e-9)
+    assert normal_velocity(foot, LinkVelocities(client)) == pytest.approx(-0.12 + 0.10 * math.sqrt(2.0), abs=1e-6)
+    threshold = simulator.impact_velocity_threshold
+    assert arrivals(client, [foot], set(), threshold, simulator._skewed)[0] == [foot]
+    assert arrivals(client, [foot], set(), threshold)[0] == []
+    handed = []
+    monkeypatch.setattr(simulator_module, "arrivals", lambda *args: handed.append(args[4]) or arrivals(*args))
+    simulator.step()
+    assert handed and all(ant in models for models in handed)

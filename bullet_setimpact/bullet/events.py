@@ -11,47 +11,76 @@ over the pairs and localization a bracketed root find (``brentq``) on ``g``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 import pybullet as p
 from scipy.optimize import brentq
 
+from .configuration import Configuration
 from .contacts import Contact, ContactFinder, Feature, PointKey, feature_pair, point_keys
-from .frames import cross, link_velocity
+from .frames import cross, inertial_position, link_velocity
+from .model import WorldModel
 
-#: ``link_velocity`` answers by ``(body, link)``, for several contacts at one instant.
-LinkVelocities = dict[tuple[int, int], tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]]
+#: A link's centre of mass, linear and angular velocity, world frame.
+LinkMotion = tuple[Sequence[float], Sequence[float], Sequence[float]]
 
 
-def normal_velocity(client: int, contact: Contact, links: LinkVelocities | None = None) -> float:
+class LinkVelocities:
+    """The links' velocities at one instant, each read once: Bullet's (:func:`~.frames.link_velocity`),
+    but the model's (``J v``) for the links of the bodies in ``models`` (each body's own model,
+    :meth:`~.model.WorldModel.restrict`): those with a joint axis that is not a unit vector, whose
+    velocity Bullet reports along the axis as given (:attr:`.bodies.BodyModel.skewed_axes`)."""
+
+    def __init__(self, client: int, models: Mapping[int, WorldModel] | None = None) -> None:
+        self.client = client
+        self._models = models or {}
+        self._links: dict[tuple[int, int], LinkMotion] = {}
+        self._bodies: dict[int, tuple[Configuration, np.ndarray]] = {}
+
+    def __call__(self, body: int, link: int) -> LinkMotion:
+        if (body, link) not in self._links:
+            model = self._models.get(body)
+            self._links[body, link] = (
+                link_velocity(self.client, body, link) if model is None or link == -1 else self._modelled(model, body, link)
+            )
+        return self._links[body, link]
+
+    def _modelled(self, model: WorldModel, body: int, link: int) -> LinkMotion:
+        if body not in self._bodies:
+            self._bodies[body] = (model.configuration(), model.velocity())
+        configuration, velocity = self._bodies[body]
+        com = inertial_position(self.client, body, link)
+        linear = configuration.point_jacobian(body, link, com) @ velocity
+        angular = configuration.angular_jacobian(body, link) @ velocity
+        return com.tolist(), linear.tolist(), angular.tolist()
+
+
+def normal_velocity(contact: Contact, links: LinkVelocities) -> float:
     """Separating velocity ``n . (v_A(p_A) - v_B(p_B))`` of a contact's material points [m/s].
 
-    ``links``: a memo of :func:`~.frames.link_velocity` shared by contacts at one instant.
-    On Python floats: the operations of numpy's vector arithmetic and short dot product."""
-    a = _point_velocity(client, contact.body_a, contact.link_a, contact.position_a.tolist(), links)
-    b = _point_velocity(client, contact.body_b, contact.link_b, contact.position_b.tolist(), links)
+    ``links``: the links' velocities at this instant, shared by its contacts.  On Python floats:
+    the operations of numpy's vector arithmetic and short dot product."""
+    a = _point_velocity(links, contact.body_a, contact.link_a, contact.position_a.tolist())
+    b = _point_velocity(links, contact.body_b, contact.link_b, contact.position_b.tolist())
     n = contact.normal.tolist()
     return n[0] * (a[0] - b[0]) + n[1] * (a[1] - b[1]) + n[2] * (a[2] - b[2])
 
 
-def _point_velocity(client: int, body: int, link: int, point: list[float], links: LinkVelocities | None) -> tuple[float, float, float]:
+def _point_velocity(links: LinkVelocities, body: int, link: int, point: list[float]) -> tuple[float, float, float]:
     """World velocity ``v + omega x (p - com)`` of the material point of a link at ``point``."""
-    if links is None:
-        com, linear, angular = link_velocity(client, body, link)
-    else:
-        if (body, link) not in links:
-            links[body, link] = link_velocity(client, body, link)
-        com, linear, angular = links[body, link]
+    com, linear, angular = links(body, link)
     turning = cross(angular, (point[0] - com[0], point[1] - com[1], point[2] - com[2]))
     return linear[0] + turning[0], linear[1] + turning[1], linear[2] + turning[2]
 
 
-def arrivals(client: int, contacts: list[Contact], touching: Collection[Feature], threshold: float) -> tuple[list[Contact], list[Feature]]:
-    """Contacts approaching faster than ``threshold`` that were not touching, and the
-    features among them that crossed into contact (gap <= 0)."""
-    links: LinkVelocities = {}
-    approaching = [c for c in contacts if c.feature not in touching and normal_velocity(client, c, links) < -threshold]
+def arrivals(
+    client: int, contacts: list[Contact], touching: Collection[Feature], threshold: float, models: Mapping[int, WorldModel] | None = None
+) -> tuple[list[Contact], list[Feature]]:
+    """Contacts approaching faster than ``threshold`` that were not touching, and the features
+    among them that crossed into contact (gap <= 0); ``models``: as :class:`LinkVelocities`'."""
+    links = LinkVelocities(client, models)
+    approaching = [c for c in contacts if c.feature not in touching and normal_velocity(c, links) < -threshold]
     return approaching, [c.feature for c in approaching if c.gap <= 0.0]
 
 

@@ -373,6 +373,9 @@ class ImpactSimulator:
         #: Bodies with links, whose forward kinematics every Bullet step is followed by (:meth:`_bullet_step`).
         self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
         self._tracked = tracked
+        #: The model of each tracked body with a joint axis that is not a unit vector: the arrival
+        #: test takes their links' velocities from it (:class:`.events.LinkVelocities`).
+        self._skewed = {body.body: tracked.restrict([body.body]) for body in tracked.bodies if body.skewed_axes}
         self._check_damping(stacklevel)
         self._check_axes(stacklevel)
         self._read_constraints(stacklevel)
@@ -589,7 +592,7 @@ class ImpactSimulator:
         pushed = self._pushed_by_bullet(touching, points)  # from the step's own points, before they are detected again
         p.performCollisionDetection(self.client)
         contacts = self.finder.contacts()
-        approaching, arrived = arrivals(self.client, contacts, touching, self.impact_velocity_threshold)
+        approaching, arrived = arrivals(self.client, contacts, touching, self.impact_velocity_threshold, self._skewed)
         features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
