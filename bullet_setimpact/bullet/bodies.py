@@ -17,10 +17,10 @@ from .inventory import JOINT_DOFS, JOINT_NAMES
 from .kinematics import Tree
 
 _BASE_COORDINATES = ("v_x", "v_y", "v_z", "omega_x", "omega_y", "omega_z")
+_SPHERICAL_COORDINATES = ("omega_x", "omega_y", "omega_z")
 #: A joint axis whose length differs from 1 by more than this is reported (:attr:`BodyModel.skewed_axes`);
 #: an MJCF file's single-precision unit axes are within 1e-7 of it.
 AXIS_TOLERANCE = 1e-6
-_SPHERICAL_COORDINATES = ("omega_x", "omega_y", "omega_z")
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,9 @@ class BodyModel:
         """``(joint name, axis length)`` of each joint whose axis is not a unit vector (to
         :data:`AXIS_TOLERANCE`).  Bullet turns such a joint about the unit axis, but its multibody
         takes the joint's velocity along the axis as given: the link velocities ``getLinkState``
-        reports scale the joint's rate by the length, while
-        ``calculateJacobian`` and ``calculateMassMatrix``, and so the impact model, use the unit
-        axis (``tests/test_bullet_model.py``).  MJCF files allow such axes (pybullet_data's
+        reports scale the joint's rate by the length, while ``calculateJacobian`` and
+        ``calculateMassMatrix``, and so the impact model, use the unit axis
+        (``tests/test_bullet_model.py``).  MJCF files allow such axes (pybullet_data's
         ``ant.xml``: ``-1 1 0``)."""
         return [
             (name, length) for name, length in zip(self.joint_names, self.axis_lengths, strict=True) if abs(length - 1.0) > AXIS_TOLERANCE
