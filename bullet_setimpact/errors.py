@@ -1,6 +1,27 @@
-"""Exception and warning classes of bullet-setimpact (one hierarchy, as in gymnasium's ``error``)."""
+"""Exception and warning classes of bullet-setimpact (one hierarchy, as in gymnasium's ``error``),
+and :func:`warn`, which raises the warnings at the user's line."""
 
 from __future__ import annotations
+
+import os
+import sys
+import warnings
+from types import FrameType
+
+#: This package's directory: frames of its files are not the user's.
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` attributed to the first caller outside this package: the user's line,
+    also when the warning arises in a hooked ``stepSimulation`` or a wrapped PyBullet call
+    (Python 3.12's ``skip_file_prefixes``, by hand)."""
+    frame: FrameType | None = sys._getframe(0)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 class SetImpactError(Exception):

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pybullet as p
+import pybullet_data
 import pytest
 
 import bullet_setimpact
-from bullet_setimpact import AnitescuPotraImpact, ImpactSimulator, RouthImpact, data_path, hook, install, uninstall
+from bullet_setimpact import AnitescuPotraImpact, ImpactSimulator, JointAxisWarning, RouthImpact, data_path, hook, install, uninstall
 from bullet_setimpact.bullet import simulator
 from bullet_setimpact.hooks import ORIGINAL_STEP, hooked_clients
 
@@ -311,3 +312,16 @@ def test_a_hooked_simulator_closed_inside_the_block(clients: list[int]) -> None:
         assert _pose(other) == _pose(clients[2])
     finally:
         p.disconnect(physicsClientId=other)
+
+
+def test_a_warning_in_a_hooked_step_names_the_users_line(clients: list[int]) -> None:
+    """pybullet_data's MJCF ant loaded inside a hook block: the next hooked ``stepSimulation``
+    models the world anew and warns of the ant's skewed joint axes (:class:`JointAxisWarning`).
+    The warning names this file, the line that stepped, not a frame of the hook or of the
+    simulator in between, however many there are (:func:`bullet_setimpact.errors.warn`)."""
+    client = clients[0]
+    with hook(RouthImpact("auto", 50), client=client):
+        p.loadMJCF(str(Path(pybullet_data.getDataPath()) / "mjcf" / "ant.xml"), physicsClientId=client)
+        with pytest.warns(JointAxisWarning) as caught:
+            p.stepSimulation(physicsClientId=client)
+    assert {warning.filename for warning in caught if issubclass(warning.category, JointAxisWarning)} == {__file__}

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import math
 import struct
-import warnings
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, combinations
@@ -29,7 +28,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 import numpy as np
 import pybullet as p
 
-from ..errors import ManifoldCompletionWarning
+from ..errors import ManifoldCompletionWarning, warn
 from .box_geometry import box_corners, box_distance, box_separation
 from .frames import inertial_frame, rotation_matrix
 from .inventory import world_bodies
@@ -840,11 +839,10 @@ class ContactFinder:
 
     def _warn_plane(self, body_v: int, link_v: int, body_s: int, link_s: int) -> None:
         self._warned.add((body_v, link_v, body_s, link_s))
-        warnings.warn(
+        warn(
             f"body {body_v} link {link_v} touches a GEOM_PLANE (body {body_s}): Bullet reports one point per step "
             "for such pairs, so bullet-setimpact completes the contact set from the vertices",
             ManifoldCompletionWarning,
-            stacklevel=4,
         )
 
     def _vertex_distances(

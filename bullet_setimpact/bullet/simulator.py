@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from ..errors import (
     RestitutionIgnoredWarning,
     SetImpactError,
     UnstableDampingWarning,
+    warn,
 )
 from ..laws import get_law
 from ..laws.anitescu_potra import AnitescuPotraImpact
@@ -336,7 +336,7 @@ class ImpactSimulator:
         self._given_erp = dict(erp or {})
         self._follow()
         self._version = -1  # no model yet
-        self._build(stacklevel=4)
+        self._build()
 
     def _follow(self) -> None:
         """Register with :mod:`.following` until :meth:`close` or the simulator's end."""
@@ -350,10 +350,9 @@ class ImpactSimulator:
         again and models it anew, since what changed in between was not seen."""
         self._following()  # unfollow, once
 
-    def _build(self, stacklevel: int) -> None:
+    def _build(self) -> None:
         """Model the world as it is now: its bodies, their shapes and friction, the time step and
-        the error reduction parameters the user set (:mod:`.following`).  ``stacklevel``: the damping
-        warnings', counted from :meth:`_check_damping` to the simulator's caller."""
+        the error reduction parameters the user set (:mod:`.following`)."""
         record = self._record
         seen = {name: value for name, (value, version) in record.erp.items() if version > self._version}
         if self._version < 0:  # at construction: those set while a simulator lived, then erp=
@@ -376,9 +375,9 @@ class ImpactSimulator:
         #: The model of each tracked body with a joint axis that is not a unit vector: the arrival
         #: test takes their links' velocities from it (:class:`.events.LinkVelocities`).
         self._skewed = {body.body: tracked.restrict([body.body]) for body in tracked.bodies if body.skewed_axes}
-        self._check_damping(stacklevel)
-        self._check_axes(stacklevel)
-        self._read_constraints(stacklevel)
+        self._check_damping()
+        self._check_axes()
+        self._read_constraints()
         probe = self.finder.probe if self._version >= 0 and record.reset_version <= self._version else None  # reset deletes it
         opaque = following.shape_data_unsafe(self.client, self.world.body_ids)
         self.finder: ContactFinder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance, opaque, probe)
@@ -446,9 +445,9 @@ class ImpactSimulator:
                     f"PyBullet client {self.client} is not connected (disconnected since this ImpactSimulator was "
                     "created); expected a connected client"
                 )
-            self._build(stacklevel=5)
+            self._build()
         elif self._record.constraints_version != self._constraints_version:
-            self._read_constraints(stacklevel=4)
+            self._read_constraints()
 
     def _begin(self) -> _Step:
         """The step's context: its commands, and the state at its start, where the impacts of
@@ -486,33 +485,32 @@ class ImpactSimulator:
         self._state_version = self._record.state_version
         return step.events
 
-    def _check_damping(self, stacklevel: int) -> None:
+    def _check_damping(self) -> None:
         """Warn of the tracked bodies whose joint damping is unstable at the world's time step
-        (:mod:`.damping`), at the caller of ``__init__`` or ``step`` (``stacklevel`` from
-        :meth:`_build`): called at each :meth:`_build`."""
+        (:mod:`.damping`), at the user's line (:func:`~bullet_setimpact.errors.warn`): called at
+        each :meth:`_build`."""
         #: The time step the joint damping was last checked at.
         self._damping_step = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
         for instability in unstable_damping(self._tracked):
-            warnings.warn(instability.message(), UnstableDampingWarning, stacklevel=stacklevel)
+            warn(instability.message(), UnstableDampingWarning)
 
-    def _check_axes(self, stacklevel: int) -> None:
+    def _check_axes(self) -> None:
         """Warn of the tracked bodies with a joint axis that is not a unit vector
         (:attr:`.bodies.BodyModel.skewed_axes`), as :meth:`_check_damping` does."""
         for body in self._tracked.bodies:
             if skewed := body.skewed_axes:
                 joints = ", ".join(f"{name} ({length:.4g})" for name, length in skewed)
-                warnings.warn(
+                warn(
                     f"body {body.body} ({body.name!r}) has joints whose axis is not a unit vector: {joints}. Bullet turns "
                     "them about the unit axis but takes their velocity along the axis as given, so the link velocities it "
                     "reports scale their rates by that length; impacts use the unit axis "
                     "(as calculateJacobian does). Normalize the axes in the model file",
                     JointAxisWarning,
-                    stacklevel=stacklevel,
                 )
 
-    def _read_constraints(self, stacklevel: int) -> None:
+    def _read_constraints(self) -> None:
         """Read the user constraints impacts honour (:mod:`.constraints`), warning once of each
-        one they do not model, at the caller of ``__init__`` or ``step`` (as :meth:`_check_damping`)."""
+        one they do not model, at the user's line (as :meth:`_check_damping`)."""
         self._constraints_version = self._record.constraints_version
         constraints, ignored = read_constraints(self.client, self._record.driven)
         #: The user constraints impacts honour.
@@ -520,11 +518,10 @@ class ImpactSimulator:
         for description in ignored:
             if description not in self._constraints_warned:
                 self._constraints_warned.add(description)
-                warnings.warn(
+                warn(
                     f"{description} is not modelled in impacts: they treat its links as free, and Bullet enforces it "
                     "in its steps only (impacts honour point2point and fixed constraints whose target is not driven)",
                     ConstraintIgnoredWarning,
-                    stacklevel=stacklevel,
                 )
 
     def _snapshot(self) -> Snapshot:
@@ -699,11 +696,10 @@ class ImpactSimulator:
 
     def _cap(self, step: _Step) -> None:
         self.capped_steps += 1
-        warnings.warn(
+        warn(
             f"more than {self.max_events_per_step} impact events in one step at t = {self.time:.6f} s: "
             "Bullet finished the step (raise max_events_per_step or the velocity threshold)",
             EventCapWarning,
-            stacklevel=3,
         )
         self._drop_budget()
         self._bullet_step(step, step.remaining)
@@ -820,12 +816,11 @@ class ImpactSimulator:
             pair = tuple(sorted((contact.body_a, contact.body_b)))
             if value > 0.0 and pair not in self._restitution_warned:
                 self._restitution_warned.add(pair)
-                warnings.warn(
+                warn(
                     f"bodies {pair[0]} and {pair[1]} have combined restitution {value:.3g}, but {self.checked.name} does not use "
                     "Bullet's per-pair restitution: an inelastic law does not bounce, and propagative applies its own "
                     "global restitution (RouthImpact honours Bullet's)",
                     RestitutionIgnoredWarning,
-                    stacklevel=4,
                 )
         return None
 

@@ -26,7 +26,6 @@ Hooks a law may override (callers never branch on the law's type):
 from __future__ import annotations
 
 import math
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..core.problem import ImpactProblem
-from ..errors import ImpactFailure, UnfinishedImpactWarning
+from ..errors import ImpactFailure, UnfinishedImpactWarning, warn
 
 RandomLike = None | int | np.random.SeedSequence | np.random.Generator
 #: What :meth:`ImpactLaw.resolve` does with an outcome that did not terminate.
@@ -157,7 +156,7 @@ class ImpactLaw(ABC):
             text = f"{type(self).__name__}.resolve did not terminate: {outcome.message or 'still colliding'}"
             if unfinished == "raise":
                 raise ImpactFailure(text)
-            warnings.warn(text, UnfinishedImpactWarning, stacklevel=2)
+            warn(text, UnfinishedImpactWarning)
         v_plus = outcome.path[-1].copy()
         return ImpactResult(
             v_plus=v_plus,

@@ -15,7 +15,6 @@ uniformly among the cached complementary bases that are feasible for the sample 
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
@@ -23,7 +22,7 @@ import numpy as np
 
 from ..core.branch_sampling import EXPLORE_PER_STEP, BatchedLCPSolver, LemkeSolver, active_rows
 from ..core.problem import COLLISION_TOL, ImpactProblem, approaching, friction_basis, step_lcp_bounds
-from ..errors import SamplesDroppedWarning
+from ..errors import SamplesDroppedWarning, warn
 from ..validation import positive_int, positive_number
 from .anitescu_potra import solve_anitescu_potra
 from .base import ImpactLaw, LawOutcome, RandomLike, as_generator
@@ -526,11 +525,10 @@ class RouthImpact(ImpactLaw):
         velocities = np.concatenate(kept)
         dropped = samples - len(velocities)
         if dropped:
-            warnings.warn(
+            warn(
                 f"outcome_set dropped {dropped} of {samples} samples that still collide after "
                 f"max_steps={horizon} steps and the final eps step",
                 SamplesDroppedWarning,
-                stacklevel=2,
             )
         if not full_output:
             return velocities
