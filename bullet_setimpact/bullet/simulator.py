@@ -372,9 +372,11 @@ class ImpactSimulator:
         #: Bodies with links, whose forward kinematics every Bullet step is followed by (:meth:`_bullet_step`).
         self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
         self._tracked = tracked
+        #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
+        self._models: dict[tuple[int, ...], WorldModel] = {}
         #: The model of each tracked body with a joint axis that is not a unit vector: the arrival
         #: test takes their links' velocities from it (:class:`.events.LinkVelocities`).
-        self._skewed = {body.body: tracked.restrict([body.body]) for body in tracked.bodies if body.skewed_axes}
+        self._skewed = {body.body: self._model((body.body,)) for body in tracked.bodies if body.skewed_axes}
         self._check_damping()
         self._check_axes()
         self._read_constraints()
@@ -406,8 +408,6 @@ class ImpactSimulator:
             if self.resting_budget and set(moving) <= set(self._dynamic)
             else None
         )
-        #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
-        self._models: dict[tuple[int, ...], WorldModel] = {}
         self._version = record.version
 
     # ------------------------------------------------------------------ stepping
@@ -737,9 +737,7 @@ class ImpactSimulator:
         """The event of one contact cluster among ``bodies``, its outcome written back; None when
         no contact of it approaches faster than the threshold.  The user constraints among the
         bodies hold through it (:mod:`.constraints`): the law resolves the velocity they leave."""
-        if bodies not in self._models:
-            self._models[bodies] = self.world.restrict(bodies)
-        model = self._models[bodies]
+        model = self._model(bodies)
         problem, cluster = self._problem(time, bodies, model.configuration(), cluster)
         v_minus = model.velocity()
         if not np.isfinite(v_minus).all():
@@ -780,6 +778,12 @@ class ImpactSimulator:
         )
         logger.debug("impact at t=%.6f s: %d contacts, KE %.4g -> %.4g J", time, len(cluster), event.energy_before, event.energy_after)
         return event
+
+    def _model(self, bodies: tuple[int, ...]) -> WorldModel:
+        """The model of ``bodies`` (:meth:`.model.WorldModel.restrict`), made once per world model."""
+        if bodies not in self._models:
+            self._models[bodies] = self.world.restrict(bodies)
+        return self._models[bodies]
 
     def _problem(
         self, time: float, bodies: tuple[int, ...], configuration: Configuration, cluster: list[Contact]
