@@ -54,6 +54,9 @@ class BodyModel:
     axis_lengths : tuple of float
         Length of each revolute or prismatic joint's axis of :attr:`joints`, as ``getJointInfo``
         reports it (1 for a spherical joint); see :attr:`skewed_axes`.
+    joint_limits : tuple of (float, float)
+        ``getJointInfo``'s lower and upper limit of each joint of :attr:`joints` (a lower above the
+        upper: no limit).
     """
 
     body: int
@@ -67,6 +70,7 @@ class BodyModel:
     joint_dofs: tuple[int, ...] = ()
     tree: Tree | None = field(default=None, repr=False)
     axis_lengths: tuple[float, ...] = ()
+    joint_limits: tuple[tuple[float, float], ...] = ()
 
     @property
     def skewed_axes(self) -> list[tuple[str, float]]:
@@ -123,7 +127,7 @@ def inspect_body(client: int, body: int) -> BodyModel:
     """
     name = p.getBodyInfo(body, physicsClientId=client)[1].decode()
     num_links = p.getNumJoints(body, physicsClientId=client)
-    joints, joint_names, joint_dofs, axis_lengths, infos = [], [], [], [], []
+    joints, joint_names, joint_dofs, axis_lengths, joint_limits, infos = [], [], [], [], [], []
     for link in range(num_links):
         info = p.getJointInfo(body, link, physicsClientId=client)
         infos.append(info)
@@ -133,6 +137,7 @@ def inspect_body(client: int, body: int) -> BodyModel:
             joint_names.append(joint_name)
             joint_dofs.append(JOINT_DOFS[joint_type])
             axis_lengths.append(1.0 if joint_type == p.JOINT_SPHERICAL else float(np.linalg.norm(info[13])))
+            joint_limits.append((float(info[8]), float(info[9])))
         elif joint_type != p.JOINT_FIXED:
             kind = JOINT_NAMES.get(joint_type, f"type-{joint_type}")
             raise ValueError(
@@ -152,4 +157,5 @@ def inspect_body(client: int, body: int) -> BodyModel:
         joint_dofs=tuple(joint_dofs),
         tree=Tree.from_joint_info(infos, floating) if 3 in joint_dofs else None,
         axis_lengths=tuple(axis_lengths),
+        joint_limits=tuple(joint_limits),
     )

@@ -16,7 +16,9 @@ what changed in the client's :class:`ClientWorld`:
   to know it;
 - :data:`STEP_COMMANDS` (``TORQUE_CONTROL`` motor commands and external forces and torques)
   act for one Bullet step only: they are kept until the next step, so that a simulator that
-  splits that step re-issues them before every part (:attr:`ClientWorld.commands`);
+  splits that step re-issues them before every part (:attr:`ClientWorld.commands`); the other
+  motor commands set motors that persist, and the last of each joint is kept
+  (:attr:`ClientWorld.motor_calls`: a split step holds them, :mod:`.motors`);
 - :data:`CONNECTIONS` give new clients to whoever listens (:func:`on_connect`, the hook of
   every client) and end a disconnected client's record.
 
@@ -44,7 +46,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import pybullet
 
@@ -81,7 +83,8 @@ STATE_CHANGES = (
 #: The calls among :data:`WORLD_CHANGES` that change the constraints alone.
 CONSTRAINT_CHANGES = ("createConstraint", "changeConstraint", "removeConstraint")
 #: Commands that act during the next Bullet step only (PyBullet clears them after it): motor
-#: commands in ``TORQUE_CONTROL`` mode, external forces and torques.
+#: commands in ``TORQUE_CONTROL`` mode, external forces and torques.  In the other modes a motor
+#: command sets a motor that persists (:meth:`ClientWorld.record_motor`).
 STEP_COMMANDS = (
     "setJointMotorControl2",
     "setJointMotorControlArray",
@@ -115,6 +118,21 @@ ERP_NAMES = ("erp", "contactERP", "frictionERP")
 #: Versions are unique across clients, so a client id PyBullet hands out again never repeats one.
 _versions = itertools.count(1)
 _lock = threading.RLock()
+
+
+#: The motor commands that name one joint (the others take a sequence of joints).
+SINGLE_JOINT_COMMANDS = ("setJointMotorControl2", "setJointMotorControlMultiDof")
+
+
+class MotorCall(NamedTuple):
+    """A motor command as the user's code issued it: PyBullet's name of it, its arguments, the
+    joints it sets and its place among the client's calls (a tuple: recorded at every command)."""
+
+    name: str
+    args: tuple
+    kwargs: dict
+    joints: tuple[int, ...]
+    order: int
 
 
 @dataclass
@@ -158,6 +176,16 @@ class ClientWorld:
     driven : set of int
         Constraints whose child pivot or frame ``changeConstraint`` moved: targets the user
         drives (a mocap), whose relative velocity is not zero.
+    loaded : set of int
+        Bodies loaded while followed: their joints' motors are known from the load on
+        (:mod:`.motors`).
+    motor_calls : dict
+        The last motor command other than ``TORQUE_CONTROL`` of each body, by the command's name
+        and joints (:class:`MotorCall`).
+    motor_clamps : dict
+        The maximum velocity of each ``(body, joint)`` motor that ``setJointMotorControl2`` in
+        ``POSITION_CONTROL`` set (a velocity command clears it, a position command without one
+        keeps it, as Bullet does).
     """
 
     client: int
@@ -173,6 +201,9 @@ class ClientWorld:
     connected: bool = True
     constraints_version: int = field(default_factory=lambda: next(_versions))
     driven: set[int] = field(default_factory=set)
+    loaded: set[int] = field(default_factory=set)
+    motor_calls: dict[int, dict[tuple[str, tuple[int, ...]], MotorCall]] = field(default_factory=dict)
+    motor_clamps: dict[tuple[int, int], float] = field(default_factory=dict)
 
     def changed(self, bodies: Iterable[int] = ()) -> None:
         """Bump the version (and the state's); ``bodies`` were loaded or removed (what was known of their ids is void)."""
@@ -180,6 +211,27 @@ class ClientWorld:
         for body in bodies:
             self.mjcf.discard(body)
             self.safe.discard(body)
+            self.loaded.discard(body)
+            self.motor_calls.pop(body, None)
+            for key in [key for key in self.motor_clamps if key[0] == body]:
+                del self.motor_clamps[key]
+
+    def record_motor(self, name: str, args: tuple, kwargs: dict, mode: int) -> None:
+        """Keep a motor command other than ``TORQUE_CONTROL`` as the last of its joints (:attr:`motor_calls`)."""
+        body = args[0] if args else kwargs.get("bodyUniqueId", kwargs.get("bodyIndex", -1))
+        given = args[1] if len(args) > 1 else kwargs.get("jointIndex", kwargs.get("jointIndices", ()))
+        joints = (given,) if name in SINGLE_JOINT_COMMANDS else tuple(given)
+        calls = self.motor_calls.get(body)
+        if calls is None:
+            calls = self.motor_calls[body] = {}
+        calls[name, joints] = MotorCall(name, args, kwargs, joints, next(_versions))
+        if mode == pybullet.VELOCITY_CONTROL:
+            for joint in joints:
+                self.motor_clamps.pop((body, joint), None)
+        elif name == "setJointMotorControl2" and mode == pybullet.POSITION_CONTROL:
+            clamp = args[8] if len(args) > 8 else kwargs.get("maxVelocity")
+            if clamp is not None and clamp > 0:
+                self.motor_clamps[body, joints[0]] = float(clamp)
 
     def take_commands(self) -> list[tuple[Callable[..., Any], tuple, dict]]:
         """The step commands issued since the last call, which start the next step."""
@@ -342,14 +394,17 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
             record.posed[int(args[0] if args else kwargs.get("bodyUniqueId", -1))] = record.state_version
         return
     if name in STEP_COMMANDS:
-        torque = not name.startswith("setJointMotorControl") or _control_mode(args, kwargs) == pybullet.TORQUE_CONTROL
-        if torque and record.simulators > 0:
+        mode = _control_mode(args, kwargs) if name.startswith("setJointMotorControl") else pybullet.TORQUE_CONTROL
+        if mode != pybullet.TORQUE_CONTROL:
+            record.record_motor(name, args, kwargs, mode)
+        elif record.simulators > 0:
             record.commands.append((function, args, kwargs))
         return
     bodies = _bodies_of(result)
     if name in ("loadURDF", "loadSDF", "loadMJCF", "createMultiBody"):
         record.changed(bodies)
         (record.mjcf if name == "loadMJCF" else record.safe).update(bodies)
+        record.loaded.update(bodies)
     elif name == "removeBody":
         record.changed(args[:1] or [kwargs.get("bodyUniqueId", -1)])
     elif name == "resetSimulation":
@@ -359,6 +414,9 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
         record.safe.clear()
         record.driven.clear()
         record.erp.clear()  # a new dynamics world: PyBullet's default parameters
+        record.loaded.clear()
+        record.motor_calls.clear()
+        record.motor_clamps.clear()
     elif name in CONSTRAINT_CHANGES:
         record.constraints_version = next(_versions)
         uid = int(args[0] if args else kwargs.get("userConstraintUniqueId", -1))

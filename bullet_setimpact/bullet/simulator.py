@@ -64,6 +64,7 @@ from .damping import unstable_damping
 from .events import BulletPoints, arrivals, localize, pushed_by_bullet
 from .inventory import check_client
 from .model import WorldModel
+from .motors import MotorHold
 from .resting.budget import MotionBound
 from .resting.certificates import RestingContact
 from .state import Snapshot
@@ -177,6 +178,8 @@ class _Step:
         Whether a Bullet step since the commands were issued used them up.
     end : Snapshot or None
         The state after the last trial, when the resting-contact certificates read it.
+    origin : Snapshot or None
+        The state the step's first trial started from: its motors' targets (:mod:`.motors`).
     """
 
     start: float
@@ -187,6 +190,7 @@ class _Step:
     events: list[ImpactEvent] = field(default_factory=list)
     spent: bool = False
     end: Snapshot | None = None
+    origin: Snapshot | None = None
 
     @property
     def remaining(self) -> float:
@@ -372,6 +376,8 @@ class ImpactSimulator:
         #: Bodies with links, whose forward kinematics every Bullet step is followed by (:meth:`_bullet_step`).
         self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
         self._tracked = tracked
+        #: The tracked bodies' joint motors, held through split steps (:mod:`.motors`).
+        self._motors = MotorHold(self.client, record, tracked.bodies)
         #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
         self._models: dict[tuple[int, ...], WorldModel] = {}
         #: The model of each tracked body with a joint axis that is not a unit vector: the arrival
@@ -432,6 +438,7 @@ class ImpactSimulator:
                 step.advance(tau, events, self._snapshot)
         finally:
             self._set_time_step(self._dt)
+            self._motors.restore(self._dt)
         return self._finish(step)
 
     def _follow_world(self) -> None:
@@ -462,7 +469,7 @@ class ImpactSimulator:
         record = self._record
         step = _Step(self.time, self._dt, record.take_commands())
         if self._last is not None and record.state_version == self._state_version and not self._last.nonfinite():
-            step.snapshot = self._last
+            step.snapshot = step.origin = self._last
             return step
         step.snapshot = self._checked_snapshot()
         if (
@@ -476,6 +483,7 @@ class ImpactSimulator:
             # first step, or the user changed velocities: contacts may be colliding now
             step.events += self._resolve(self.time)
             step.snapshot = self._snapshot()
+        step.origin = step.snapshot
         return step
 
     def _finish(self, step: _Step) -> list[ImpactEvent]:
@@ -666,7 +674,9 @@ class ImpactSimulator:
 
     def _bullet_step(self, step: _Step, duration: float) -> None:
         """Let Bullet simulate ``duration``, under the step's commands: PyBullet clears torques and
-        external forces after each step, so every part of a split step issues them again.
+        external forces after each step, so every part of a split step issues them again, and
+        holds the joint motors at the whole step's targets with the part's share of their caps
+        (:mod:`.motors`; :meth:`step` issues the user's motor commands again after it).
 
         Then every body with links has its forward kinematics computed. ``getLinkState`` with
         ``computeForwardKinematics`` refreshes caches that Bullet's next step reads, so a pose
@@ -678,6 +688,8 @@ class ImpactSimulator:
         if step.spent:
             for function, args, kwargs in step.commands:
                 function(*args, **kwargs)
+            if step.origin is not None:
+                self._motors.hold(step.origin, self._dt)
         step.spent = True
         client = self.client
         bullet_step_simulation(client)

@@ -1,0 +1,283 @@
+"""Bullet's joint motors through a split step: the whole step's motor, held in every part.
+
+Bullet drives each revolute and prismatic joint of a multibody with a motor
+(``btMultiBodyJointMotor``): PyBullet's ``VELOCITY_CONTROL`` and ``POSITION_CONTROL``, and the
+motor each such joint of a URDF, SDF or ``createMultiBody`` body gets at load
+(``createJointMotors``, for every loader: target velocity 0, an impulse of 1 N s a step).
+In a step of ``h`` the motor is one constraint row (``createConstraintRows``): reach
+
+    V = kp (q* - q) / h + qdot + kd (qdot* - qdot),    clamped to +-maxVelocity,
+
+from the state at the step's start, with an impulse of at most its cap: ``force * h`` at the
+time step of the command (``PhysicsServerCommandProcessor``), or 1 N s for the load-time motor
+whatever ``h``.
+
+A step the simulator splits at an impact is several Bullet steps of ``h < dt`` (localization,
+the rest of the step).  Left alone, each part would keep the whole step's cap and compute ``V``
+with its own ``h``: a saturated motor applies its cap in every part (twice its torque limit
+over a step split once), an unsaturated one overshoots (``kp / h``).  :class:`MotorHold` keeps
+the whole step's motor instead.  Before each part it makes every known motor a velocity motor
+(``kd = 1``: the row's target is ``V`` itself) with the whole step's ``V``, computed at ``dt``
+from the state the step started from, and the part's share of the cap (``force * h``, or
+``h / dt`` N s).  After the step it issues the user's commands again, so the next step runs
+them as Bullet would.  Without an impact in between, the parts then end where the whole step
+does: a saturated motor with the same impulse, an unsaturated one at the same velocity
+(``tests/test_motors.py``).
+
+The motors known are those commanded while the simulator followed the client
+(:mod:`.following`) with ``setJointMotorControl2`` or ``setJointMotorControlArray``, and the
+load-time motors of the bodies loaded meanwhile.  The others (set before, set with
+``setJointMotorControlMultiDof*``, ``PD_CONTROL`` and ``STABLE_PD_CONTROL``, which PyBullet runs
+as explicit torques each step, and the motors of spherical joints) are left as Bullet runs them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from .bodies import BodyModel
+from .following import ORIGINALS, ClientWorld, MotorCall
+from .state import Snapshot
+
+#: The impulse cap of the motor ``createJointMotors`` gives each joint at load [N s a step].
+LOAD_MOTOR_IMPULSE = 1.0
+#: ``pybullet.c``'s defaults of the motor commands' force, position gain and velocity gain.
+DEFAULT_FORCE, DEFAULT_POSITION_GAIN, DEFAULT_VELOCITY_GAIN = 100000.0, 0.1, 1.0
+#: The arguments of the two commands modelled, in PyBullet's order (``kwlist`` of ``pybullet.c``).
+ARGUMENTS = {
+    "setJointMotorControl2": (
+        "bodyUniqueId",
+        "jointIndex",
+        "controlMode",
+        "targetPosition",
+        "targetVelocity",
+        "force",
+        "positionGain",
+        "velocityGain",
+        "maxVelocity",
+    ),
+    "setJointMotorControlArray": (
+        "bodyUniqueId",
+        "jointIndices",
+        "controlMode",
+        "targetPositions",
+        "targetVelocities",
+        "forces",
+        "positionGains",
+        "velocityGains",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Motor:
+    """One joint's motor as the last command set it (``position`` None: velocity control, ``kp = 0``;
+    ``force`` None: the load-time motor)."""
+
+    position: float | None
+    velocity: float
+    kp: float
+    kd: float
+    force: float | None
+
+    def target(self, q: float, qdot: float, dt: float, limits: tuple[float, float], clamp: float) -> float:
+        """The whole step's ``V`` from ``q, qdot`` (module docstring); ``q*`` clamped to
+        ``limits`` when they are ordered, as PyBullet clamps the command."""
+        held = qdot + self.kd * (self.velocity - qdot)
+        if self.position is not None:
+            lower, upper = limits
+            position = min(max(self.position, lower), upper) if lower <= upper else self.position
+            held += self.kp * (position - q) / dt
+        return max(-clamp, min(clamp, held))
+
+    def hold_force(self, dt: float) -> float:
+        """The force of the velocity motor holding it: in a part of ``h`` Bullet caps the impulse
+        at ``force * h``, the part's share of the whole step's cap."""
+        return LOAD_MOTOR_IMPULSE / dt if self.force is None else self.force
+
+
+#: The motor ``createJointMotors`` gives each revolute and prismatic joint at load.
+LOAD_MOTOR = Motor(None, 0.0, 0.0, 1.0, None)
+
+
+def _arguments(name: str, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(zip(ARGUMENTS[name], args, strict=False))
+    merged.update(kwargs)
+    if "bodyIndex" in merged:  # PyBullet's older keyword
+        merged["bodyUniqueId"] = merged.pop("bodyIndex")
+    return merged
+
+
+def commanded(call: MotorCall) -> dict[int, Motor | None]:
+    """The motors a recorded command set, by joint: None for a joint whose motor it leaves unknown
+    (a multi-DoF command, or a PD mode)."""
+    joints = [int(joint) for joint in call.joints]
+    if call.name not in ARGUMENTS:
+        return dict.fromkeys(joints)
+    values = _arguments(call.name, call.args, call.kwargs)
+    mode = values["controlMode"]
+    if mode not in (p.VELOCITY_CONTROL, p.POSITION_CONTROL):
+        return dict.fromkeys(joints)
+    if call.name == "setJointMotorControl2":
+        rows = [
+            (
+                values.get("targetPosition", 0.0),
+                values.get("targetVelocity", 0.0),
+                values.get("force", DEFAULT_FORCE),
+                values.get("positionGain", DEFAULT_POSITION_GAIN),
+                values.get("velocityGain", DEFAULT_VELOCITY_GAIN),
+            )
+        ]
+    else:
+        count = len(joints)
+        columns = [
+            [default] * count if values.get(key) is None else list(values[key])
+            for key, default in (
+                ("targetPositions", 0.0),
+                ("targetVelocities", 0.0),
+                ("forces", DEFAULT_FORCE),
+                ("positionGains", DEFAULT_POSITION_GAIN),
+                ("velocityGains", DEFAULT_VELOCITY_GAIN),
+            )
+        ]
+        rows = list(zip(*columns, strict=True))
+    return {
+        joint: Motor(float(position), float(velocity), float(kp), float(kd), float(force))
+        if mode == p.POSITION_CONTROL
+        else Motor(None, float(velocity), 0.0, float(kd), float(force))
+        for joint, (position, velocity, force, kp, kd) in zip(joints, rows, strict=True)
+    }
+
+
+def load_motor_force(dt: float) -> float:
+    """The force whose cap at ``dt`` is exactly :data:`LOAD_MOTOR_IMPULSE` (``force * dt`` in
+    double precision, as Bullet computes it), or the nearest when no double gives it."""
+    force = LOAD_MOTOR_IMPULSE / dt
+    for candidate in (force, math.nextafter(force, math.inf), math.nextafter(force, 0.0)):
+        if candidate * dt == LOAD_MOTOR_IMPULSE:
+            return candidate
+    return force
+
+
+@dataclass(frozen=True)
+class _Held:
+    """The known motors of one body held through a split step."""
+
+    body: int
+    joints: list[int]
+    velocities: list[float]
+    forces: list[float]
+    motors: dict[int, Motor]
+
+
+class MotorHold:
+    """Holds the known motors of the tracked bodies through the parts of a split step (module
+    docstring).  :meth:`hold` before each part, :meth:`restore` after the step."""
+
+    def __init__(self, client: int, record: ClientWorld, bodies: Sequence[BodyModel]) -> None:
+        self.client = client
+        self.record = record
+        #: The tracked bodies with revolute or prismatic joints, by id.
+        self.bodies = {body.body: body for body in bodies if any(dofs == 1 for dofs in body.joint_dofs)}
+        self._held: list[_Held] | None = None
+        self._origin: Snapshot | None = None
+
+    def motors(self, body: BodyModel) -> dict[int, Motor]:
+        """The known motors of ``body``'s revolute and prismatic joints with a cap, by joint."""
+        known: dict[int, Motor | None] = {}
+        if body.body in self.record.loaded:
+            known = dict.fromkeys((joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1), LOAD_MOTOR)
+        for call in sorted(self.record.motor_calls.get(body.body, {}).values(), key=lambda call: call.order):
+            known.update(commanded(call))
+        single = {joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1}
+        return {joint: motor for joint, motor in known.items() if motor is not None and joint in single and motor.force != 0.0}
+
+    def hold(self, origin: Snapshot, dt: float) -> None:
+        """Before a part of a split step (the time step already set to the part's length): every
+        known motor held at the whole step's ``V`` from ``origin``, the state the step started
+        from, with its part of the cap."""
+        if self._held is None or origin is not self._origin:
+            self._origin, self._held = origin, self._targets(origin, dt)
+        command = ORIGINALS["setJointMotorControlArray"]
+        for held in self._held:
+            command(
+                held.body,
+                held.joints,
+                p.VELOCITY_CONTROL,
+                targetVelocities=held.velocities,
+                velocityGains=[1.0] * len(held.joints),
+                forces=held.forces,
+                physicsClientId=self.client,
+            )
+
+    def _targets(self, origin: Snapshot, dt: float) -> list[_Held]:
+        found = []
+        for state in origin.bodies:
+            body = self.bodies.get(state.body)
+            if body is None:
+                continue
+            motors = self.motors(body)
+            if not motors:
+                continue
+            column = {joint: index for index, joint in enumerate(state.joints)}
+            limits = dict(zip(body.joints, body.joint_limits, strict=True))
+            joints = sorted(motors)
+            positions, rates = state.joint_positions, state.joint_velocities
+            velocities = [
+                motors[joint].target(
+                    positions[column[joint]][0],
+                    rates[column[joint]][0],
+                    dt,
+                    limits[joint],
+                    self.record.motor_clamps.get((body.body, joint), math.inf),
+                )
+                for joint in joints
+            ]
+            found.append(_Held(body.body, joints, velocities, [motors[joint].hold_force(dt) for joint in joints], motors))
+        return found
+
+    def restore(self, dt: float) -> None:
+        """After a split step held its motors (the time step back at ``dt``): the user's motors as
+        their commands set them, each command issued again in its order, the load-time motors as
+        loaded, and the maximum velocities the hold's velocity control cleared."""
+        if self._held is None:
+            return
+        held, self._held, self._origin = self._held, None, None
+        client = self.client
+        for body in held:
+            calls = sorted(self.record.motor_calls.get(body.body, {}).values(), key=lambda call: call.order)
+            loaded = [joint for joint, motor in body.motors.items() if motor is LOAD_MOTOR]
+            if loaded:
+                ORIGINALS["setJointMotorControlArray"](
+                    body.body,
+                    loaded,
+                    p.VELOCITY_CONTROL,
+                    targetVelocities=[0.0] * len(loaded),
+                    velocityGains=[1.0] * len(loaded),
+                    forces=[load_motor_force(dt)] * len(loaded),
+                    physicsClientId=client,
+                )
+            for call in calls:
+                ORIGINALS[call.name](*call.args, **call.kwargs)
+            for joint, motor in body.motors.items():
+                clamp = self.record.motor_clamps.get((body.body, joint), math.inf)
+                if motor.position is not None and np.isfinite(clamp):
+                    assert motor.force is not None  # a position command sets it
+                    ORIGINALS["setJointMotorControl2"](
+                        body.body,
+                        joint,
+                        p.POSITION_CONTROL,
+                        targetPosition=motor.position,
+                        targetVelocity=motor.velocity,
+                        force=motor.force,
+                        positionGain=motor.kp,
+                        velocityGain=motor.kd,
+                        maxVelocity=clamp,
+                        physicsClientId=client,
+                    )
