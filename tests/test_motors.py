@@ -178,10 +178,8 @@ def test_a_maximum_velocity_clamps_the_held_target_and_outlasts_the_split_step(w
     assert _joint(client, arm)[1] == pytest.approx(2.0, rel=1e-9)
 
 
-def test_motors_set_before_the_simulator_are_left_as_bullet_runs_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The arm loaded before any simulator followed the client: its load-time motor is unknown
-    (a torque-controlled robot's code disables it), so the split step issues no motor command
-    for it, while a motor commanded afterwards is held (and issued again after the step)."""
+def _spy_motor_commands(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """The ``(command, body)`` of every motor command the simulator issues from now on."""
     issued: list[tuple[str, int]] = []
     for name in ("setJointMotorControl2", "setJointMotorControlArray"):
         original = following.ORIGINALS[name]
@@ -191,31 +189,83 @@ def test_motors_set_before_the_simulator_are_left_as_bullet_runs_them(monkeypatc
             return original(*args, **kwargs)  # type: ignore[operator]
 
         monkeypatch.setitem(following.ORIGINALS, name, spy)
+    return issued
+
+
+@pytest.mark.parametrize("case", ["loaded before", "substeps", "time step set since"])
+def test_motors_not_known_are_left_as_bullet_runs_them(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No motor command is issued for the arm through its split step when its motor is not
+    known: loaded before any simulator followed the client and never commanded since (a
+    torque-controlled robot's code disables the load-time motor); a world stepped in 4
+    substeps, where Bullet recomputes the target in each; or a command given before the time
+    step was set again (its cap was fixed at the time step then).  A motor commanded afterwards
+    at the current time step is held, and issued again after the step."""
     client = p.connect(p.DIRECT)
     try:
-        arm = _arm_world(client)
-        simulator = ImpactSimulator("routh", client, seed=0)
-        p.resetJointState(arm, 0, 0.0, 20.0, physicsClientId=client)
+        if case == "loaded before":
+            arm = _arm_world(client)
+            simulator = ImpactSimulator("routh", client, seed=0)
+        else:
+            simulator = ImpactSimulator("routh", client, seed=0)
+            arm = _arm_world(client)
+            p.setJointMotorControl2(arm, 0, physicsClientId=client, **SATURATED)
+            settings = {"numSubSteps": 4} if case == "substeps" else {"fixedTimeStep": DT}
+            p.setPhysicsEngineParameter(physicsClientId=client, **settings)
+        issued = _spy_motor_commands(monkeypatch)
         _split_step(simulator)
         assert not issued
-        p.setJointMotorControl2(arm, 0, physicsClientId=client, **SATURATED)
-        p.resetBasePositionAndOrientation(1, [0, 0, 0.1005], [0, 0, 0, 1], physicsClientId=client)
-        p.resetBaseVelocity(1, [0, 0, -1.0], physicsClientId=client)
-        _split_step(simulator)
-        assert ("setJointMotorControlArray", arm) in issued and ("setJointMotorControl2", arm) in issued
+        if case != "substeps":
+            p.setJointMotorControl2(arm, 0, physicsClientId=client, **SATURATED)
+            p.resetBasePositionAndOrientation(1, [0, 0, 0.1005], [0, 0, 0, 1], physicsClientId=client)
+            p.resetBaseVelocity(1, [0, 0, -1.0], physicsClientId=client)
+            _split_step(simulator)
+            assert ("setJointMotorControlArray", arm) in issued and ("setJointMotorControl2", arm) in issued
         simulator.close()
     finally:
         p.disconnect(client)
+
+
+def test_a_maximum_velocity_set_before_the_simulator_outlasts_split_steps() -> None:
+    """``maxVelocity=2`` set before any simulator existed, then position commands every step
+    without one (Bullet keeps the clamp): ``V = 0.1 * 1 / dt = 24`` rad/s is clamped to 2 rad/s
+    in the split step and after it (the hold's command leaves the clamp as it was)."""
+    client = p.connect(p.DIRECT)
+    try:
+        arm = _arm_world(client)
+        command = {"controlMode": p.POSITION_CONTROL, "targetPosition": 1.0, "force": 1e4}
+        p.setJointMotorControl2(arm, 0, maxVelocity=2.0, physicsClientId=client, **command)
+        simulator = ImpactSimulator("routh", client, seed=0)
+        p.setJointMotorControl2(arm, 0, physicsClientId=client, **command)
+        _split_step(simulator)
+        assert _joint(client, arm)[1] == pytest.approx(2.0, rel=1e-9)
+        p.setJointMotorControl2(arm, 0, physicsClientId=client, **command)
+        simulator.step()
+        assert _joint(client, arm)[1] == pytest.approx(2.0, rel=1e-9)
+        simulator.close()
+    finally:
+        p.disconnect(client)
+
+
+def test_a_buffer_refilled_after_a_command_does_not_move_its_target(world: tuple[int, ImpactSimulator, int]) -> None:
+    """``targetPositions`` passed as a NumPy buffer that the caller refills after the command:
+    Bullet's motor keeps the target it was given (1 rad), and so does the hold: ``qdot = 0.1 * 1
+    / dt = 24`` rad/s after the split step."""
+    client, simulator, arm = world
+    buffer = np.array([1.0])
+    p.setJointMotorControlArray(arm, [0], p.POSITION_CONTROL, targetPositions=buffer, forces=[1e4], physicsClientId=client)
+    buffer[0] = -1.0
+    _split_step(simulator)
+    assert _joint(client, arm)[1] == pytest.approx(0.1 / DT, rel=1e-9)
 
 
 def test_commands_are_read_as_pybullet_reads_them() -> None:
     """Positional and keyword arguments, PyBullet's older ``bodyIndex``, sequences as arrays, and
     ``pybullet.c``'s defaults (force 1e5, position gain 0.1, velocity gain 1, targets 0); the
     multi-DoF commands and the PD modes leave their joints' motors unknown."""
-    single = MotorCall("setJointMotorControl2", (3, 1, p.POSITION_CONTROL, 0.5), {"force": 7.0}, (1,), 1)
+    single = MotorCall("setJointMotorControl2", (3, 1, p.POSITION_CONTROL, 0.5), {"force": 7.0}, (1,), 1, 0)
     assert commanded(single) == {1: Motor(0.5, 0.0, 0.1, 1.0, 7.0)}
     older = MotorCall(
-        "setJointMotorControl2", (), {"bodyIndex": 3, "jointIndex": 2, "controlMode": p.VELOCITY_CONTROL, "targetVelocity": 2.0}, (2,), 2
+        "setJointMotorControl2", (), {"bodyIndex": 3, "jointIndex": 2, "controlMode": p.VELOCITY_CONTROL, "targetVelocity": 2.0}, (2,), 2, 0
     )
     assert commanded(older) == {2: Motor(None, 2.0, 0.0, 1.0, DEFAULT_FORCE)}
     array = MotorCall(
@@ -224,20 +274,21 @@ def test_commands_are_read_as_pybullet_reads_them() -> None:
         {"targetPositions": np.array([0.1, 0.2]), "positionGains": (0.3, 0.4), "velocityGains": [0.5, 0.6]},
         (0, 4),
         3,
+        0,
     )
     assert commanded(array) == {0: Motor(0.1, 0.0, 0.3, 0.5, DEFAULT_FORCE), 4: Motor(0.2, 0.0, 0.4, 0.6, DEFAULT_FORCE)}
-    assert commanded(MotorCall("setJointMotorControlMultiDof", (3, 1, p.POSITION_CONTROL), {}, (1,), 4)) == {1: None}
-    assert commanded(MotorCall("setJointMotorControl2", (3, 1, p.PD_CONTROL), {}, (1,), 5)) == {1: None}
+    assert commanded(MotorCall("setJointMotorControlMultiDof", (3, 1, p.POSITION_CONTROL), {}, (1,), 4, 0)) == {1: None}
+    assert commanded(MotorCall("setJointMotorControl2", (3, 1, p.PD_CONTROL), {}, (1,), 5, 0)) == {1: None}
 
 
 def test_the_target_is_bullets_row() -> None:
     """``V = kp (q* - q) / dt + qdot + kd (qdot* - qdot)``, ``q*`` clamped to ordered limits (not
-    to unordered ones: a continuous joint), ``V`` to the maximum velocity: worked by hand."""
+    to unordered ones: a continuous joint): worked by hand.  (Bullet itself clamps ``V`` to the
+    motor's maximum velocity, which the hold leaves as it was.)"""
     motor = Motor(2.0, 1.0, 0.1, 0.5, 10.0)
-    assert motor.target(0.0, 4.0, 0.01, (-1.0, 1.0), math.inf) == pytest.approx(0.1 * 1.0 / 0.01 + 4.0 + 0.5 * (1.0 - 4.0))
-    assert motor.target(0.0, 4.0, 0.01, (0.0, -1.0), math.inf) == pytest.approx(0.1 * 2.0 / 0.01 + 4.0 + 0.5 * (1.0 - 4.0))
-    assert motor.target(0.0, 4.0, 0.01, (-1.0, 1.0), 3.0) == 3.0
-    assert Motor(None, 1.0, 0.0, 0.25, None).target(5.0, 4.0, 0.01, (-1.0, 1.0), math.inf) == pytest.approx(4.0 + 0.25 * (1.0 - 4.0))
+    assert motor.target(0.0, 4.0, 0.01, (-1.0, 1.0)) == pytest.approx(0.1 * 1.0 / 0.01 + 4.0 + 0.5 * (1.0 - 4.0))
+    assert motor.target(0.0, 4.0, 0.01, (0.0, -1.0)) == pytest.approx(0.1 * 2.0 / 0.01 + 4.0 + 0.5 * (1.0 - 4.0))
+    assert Motor(None, 1.0, 0.0, 0.25, None).target(5.0, 4.0, 0.01, (-1.0, 1.0)) == pytest.approx(4.0 + 0.25 * (1.0 - 4.0))
     assert Motor(None, 0.0, 0.0, 1.0, None).hold_force(0.01) == pytest.approx(100.0)
 
 
@@ -248,23 +299,26 @@ def test_the_load_time_motor_is_restored_to_its_impulse(dt: float) -> None:
     assert abs(load_motor_force(dt) * dt - LOAD_MOTOR_IMPULSE) <= 2 * math.ulp(1.0)
 
 
-def test_the_record_keeps_each_joints_last_command_and_its_clamp() -> None:
-    """A client's record while followed: the last command per command and joints, the maximum
-    velocity a position command sets (kept by one without it, cleared by a velocity command),
-    and nothing of a body once it is removed."""
+def test_the_record_keeps_each_joints_last_command_as_issued() -> None:
+    """A client's record while followed: the bodies loaded, the last command per command name and
+    joints with its arguments as they were when issued (a buffer refilled afterwards does not
+    change it), the time step's version at the command, and nothing of a body once removed."""
     following.follow()
     client = p.connect(p.DIRECT)
     try:
         arm = _arm_world(client)
         record = following.world(client)
         assert arm in record.loaded
-        p.setJointMotorControl2(arm, 0, p.POSITION_CONTROL, targetPosition=0.2, maxVelocity=3.0, physicsClientId=client)
+        p.setJointMotorControl2(arm, 0, p.POSITION_CONTROL, targetPosition=0.2, physicsClientId=client)
         p.setJointMotorControl2(arm, 0, p.POSITION_CONTROL, targetPosition=0.4, physicsClientId=client)
         assert [call.kwargs["targetPosition"] for call in record.motor_calls[arm].values()] == [0.4]
-        assert record.motor_clamps[arm, 0] == 3.0
-        p.setJointMotorControlArray(arm, [0], p.VELOCITY_CONTROL, targetVelocities=[1.0], physicsClientId=client)
-        assert (arm, 0) not in record.motor_clamps
-        assert len(record.motor_calls[arm]) == 2
+        buffer = np.array([1.0])
+        p.setJointMotorControlArray(arm, [0], p.VELOCITY_CONTROL, targetVelocities=buffer, physicsClientId=client)
+        buffer[0] = 5.0
+        array = record.motor_calls[arm]["setJointMotorControlArray", (0,)]
+        assert array.kwargs["targetVelocities"] == (1.0,) and array.time_step_version == record.time_step_version
+        p.setPhysicsEngineParameter(fixedTimeStep=DT / 2, physicsClientId=client)
+        assert array.time_step_version < record.time_step_version
         p.removeBody(arm, physicsClientId=client)
         assert arm not in record.motor_calls and arm not in record.loaded
     finally:

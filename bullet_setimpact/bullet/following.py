@@ -126,13 +126,23 @@ SINGLE_JOINT_COMMANDS = ("setJointMotorControl2", "setJointMotorControlMultiDof"
 
 class MotorCall(NamedTuple):
     """A motor command as the user's code issued it: PyBullet's name of it, its arguments, the
-    joints it sets and its place among the client's calls (a tuple: recorded at every command)."""
+    joints it sets, its place among the client's calls, and the client's
+    :attr:`ClientWorld.time_step_version` then (a tuple: recorded at every command)."""
 
     name: str
     args: tuple
     kwargs: dict
     joints: tuple[int, ...]
     order: int
+    time_step_version: int
+
+
+def _copied(value: Any) -> Any:
+    """A list or array argument as a tuple of its values now; any other (a number, a NumPy
+    scalar) as it is."""
+    if isinstance(value, (int, float)):
+        return value
+    return tuple(value) if isinstance(value, (list, tuple)) or getattr(value, "ndim", 0) > 0 else value
 
 
 @dataclass
@@ -182,10 +192,9 @@ class ClientWorld:
     motor_calls : dict
         The last motor command other than ``TORQUE_CONTROL`` of each body, by the command's name
         and joints (:class:`MotorCall`).
-    motor_clamps : dict
-        The maximum velocity of each ``(body, joint)`` motor that ``setJointMotorControl2`` in
-        ``POSITION_CONTROL`` set (a velocity command clears it, a position command without one
-        keeps it, as Bullet does).
+    time_step_version : int
+        Bumped by every call that sets the time step: a motor's impulse cap is its force times
+        the time step when it was commanded (:attr:`MotorCall.time_step_version`).
     """
 
     client: int
@@ -203,7 +212,7 @@ class ClientWorld:
     driven: set[int] = field(default_factory=set)
     loaded: set[int] = field(default_factory=set)
     motor_calls: dict[int, dict[tuple[str, tuple[int, ...]], MotorCall]] = field(default_factory=dict)
-    motor_clamps: dict[tuple[int, int], float] = field(default_factory=dict)
+    time_step_version: int = 0
 
     def changed(self, bodies: Iterable[int] = ()) -> None:
         """Bump the version (and the state's); ``bodies`` were loaded or removed (what was known of their ids is void)."""
@@ -213,25 +222,21 @@ class ClientWorld:
             self.safe.discard(body)
             self.loaded.discard(body)
             self.motor_calls.pop(body, None)
-            for key in [key for key in self.motor_clamps if key[0] == body]:
-                del self.motor_clamps[key]
 
-    def record_motor(self, name: str, args: tuple, kwargs: dict, mode: int) -> None:
-        """Keep a motor command other than ``TORQUE_CONTROL`` as the last of its joints (:attr:`motor_calls`)."""
+    def record_motor(self, name: str, args: tuple, kwargs: dict) -> None:
+        """Keep a motor command other than ``TORQUE_CONTROL`` as the last of its joints
+        (:attr:`motor_calls`), its sequences copied (the caller may refill a buffer it passed;
+        ``setJointMotorControl2`` takes numbers only)."""
+        if name != "setJointMotorControl2":
+            args = tuple([_copied(value) for value in args])
+            kwargs = {key: _copied(value) for key, value in kwargs.items()}
         body = args[0] if args else kwargs.get("bodyUniqueId", kwargs.get("bodyIndex", -1))
         given = args[1] if len(args) > 1 else kwargs.get("jointIndex", kwargs.get("jointIndices", ()))
-        joints = (given,) if name in SINGLE_JOINT_COMMANDS else tuple(given)
+        joints = (given,) if name in SINGLE_JOINT_COMMANDS else given
         calls = self.motor_calls.get(body)
         if calls is None:
             calls = self.motor_calls[body] = {}
-        calls[name, joints] = MotorCall(name, args, kwargs, joints, next(_versions))
-        if mode == pybullet.VELOCITY_CONTROL:
-            for joint in joints:
-                self.motor_clamps.pop((body, joint), None)
-        elif name == "setJointMotorControl2" and mode == pybullet.POSITION_CONTROL:
-            clamp = args[8] if len(args) > 8 else kwargs.get("maxVelocity")
-            if clamp is not None and clamp > 0:
-                self.motor_clamps[body, joints[0]] = float(clamp)
+        calls[name, joints] = MotorCall(name, args, kwargs, joints, next(_versions), self.time_step_version)
 
     def take_commands(self) -> list[tuple[Callable[..., Any], tuple, dict]]:
         """The step commands issued since the last call, which start the next step."""
@@ -394,9 +399,8 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
             record.posed[int(args[0] if args else kwargs.get("bodyUniqueId", -1))] = record.state_version
         return
     if name in STEP_COMMANDS:
-        mode = _control_mode(args, kwargs) if name.startswith("setJointMotorControl") else pybullet.TORQUE_CONTROL
-        if mode != pybullet.TORQUE_CONTROL:
-            record.record_motor(name, args, kwargs, mode)
+        if name.startswith("setJointMotorControl") and _control_mode(args, kwargs) != pybullet.TORQUE_CONTROL:
+            record.record_motor(name, args, kwargs)
         elif record.simulators > 0:
             record.commands.append((function, args, kwargs))
         return
@@ -416,7 +420,7 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
         record.erp.clear()  # a new dynamics world: PyBullet's default parameters
         record.loaded.clear()
         record.motor_calls.clear()
-        record.motor_clamps.clear()
+        record.time_step_version += 1  # PyBullet's default time step again
     elif name in CONSTRAINT_CHANGES:
         record.constraints_version = next(_versions)
         uid = int(args[0] if args else kwargs.get("userConstraintUniqueId", -1))
@@ -432,6 +436,8 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
         )
         if name in ("setPhysicsEngineParameter", "setDefaultContactERP"):
             record.erp.update({key: (float(values[key]), record.version) for key in ERP_NAMES if values.get(key) is not None})
+        if name == "setTimeStep" or (name == "setPhysicsEngineParameter" and kwargs.get("fixedTimeStep") is not None):
+            record.time_step_version += 1
 
 
 def _control_mode(args: tuple, kwargs: dict) -> Any:

@@ -2,8 +2,8 @@
 
 Bullet drives each revolute and prismatic joint of a multibody with a motor
 (``btMultiBodyJointMotor``): PyBullet's ``VELOCITY_CONTROL`` and ``POSITION_CONTROL``, and the
-motor each such joint of a URDF, SDF or ``createMultiBody`` body gets at load
-(``createJointMotors``, for every loader: target velocity 0, an impulse of 1 N s a step).
+motor each such joint gets at load, whatever the loader (``createJointMotors``: target velocity
+0, an impulse of 1 N s a step).
 In a step of ``h`` the motor is one constraint row (``createConstraintRows``): reach
 
     V = kp (q* - q) / h + qdot + kd (qdot* - qdot),    clamped to +-maxVelocity,
@@ -16,19 +16,22 @@ A step the simulator splits at an impact is several Bullet steps of ``h < dt`` (
 the rest of the step).  Left alone, each part would keep the whole step's cap and compute ``V``
 with its own ``h``: a saturated motor applies its cap in every part (twice its torque limit
 over a step split once), an unsaturated one overshoots (``kp / h``).  :class:`MotorHold` keeps
-the whole step's motor instead.  Before each part it makes every known motor a velocity motor
-(``kd = 1``: the row's target is ``V`` itself) with the whole step's ``V``, computed at ``dt``
-from the state the step started from, and the part's share of the cap (``force * h``, or
-``h / dt`` N s).  After the step it issues the user's commands again, so the next step runs
-them as Bullet would.  Without an impact in between, the parts then end where the whole step
-does: a saturated motor with the same impulse, an unsaturated one at the same velocity
-(``tests/test_motors.py``).
+the whole step's motor instead.  Before each part it makes every known motor a position motor
+without position gain (``kp = 0, kd = 1``: the row's target is ``V`` itself, which Bullet still
+clamps to the motor's maximum velocity, a setting the command leaves as it was) with the whole
+step's ``V``, computed at ``dt`` from the state the step started from, and the part's share of
+the cap (``force * h``, or ``h / dt`` N s).  After the step it issues the user's commands that
+set those motors again, so the next step runs them as Bullet would.  Without an impact in
+between, the parts then end where the whole step does: a saturated motor with the same impulse,
+an unsaturated one at the same velocity (``tests/test_motors.py``).
 
 The motors known are those commanded while the simulator followed the client
-(:mod:`.following`) with ``setJointMotorControl2`` or ``setJointMotorControlArray``, and the
-load-time motors of the bodies loaded meanwhile.  The others (set before, set with
-``setJointMotorControlMultiDof*``, ``PD_CONTROL`` and ``STABLE_PD_CONTROL``, which PyBullet runs
-as explicit torques each step, and the motors of spherical joints) are left as Bullet runs them.
+(:mod:`.following`) with ``setJointMotorControl2`` or ``setJointMotorControlArray`` at the
+current time step, and the load-time motors of the bodies loaded meanwhile.  The others (set
+before, or at another time step, whose cap is not ``force * dt``; set with
+``setJointMotorControlMultiDof*``, or in ``PD_CONTROL`` or ``STABLE_PD_CONTROL``, which PyBullet
+runs through its PD plugin; the motors of spherical joints; every motor of a world stepped in
+``numSubSteps`` substeps, :class:`MotorHold`) are left as Bullet runs them.
 """
 
 from __future__ import annotations
@@ -36,9 +39,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-import numpy as np
 import pybullet as p
 
 from .bodies import BodyModel
@@ -75,10 +77,9 @@ ARGUMENTS = {
 }
 
 
-@dataclass(frozen=True)
-class Motor:
+class Motor(NamedTuple):
     """One joint's motor as the last command set it (``position`` None: velocity control, ``kp = 0``;
-    ``force`` None: the load-time motor)."""
+    ``force`` None: the load-time motor); a tuple, built for every joint at each split step."""
 
     position: float | None
     velocity: float
@@ -86,15 +87,16 @@ class Motor:
     kd: float
     force: float | None
 
-    def target(self, q: float, qdot: float, dt: float, limits: tuple[float, float], clamp: float) -> float:
-        """The whole step's ``V`` from ``q, qdot`` (module docstring); ``q*`` clamped to
-        ``limits`` when they are ordered, as PyBullet clamps the command."""
+    def target(self, q: float, qdot: float, dt: float, limits: tuple[float, float]) -> float:
+        """The whole step's ``V`` from ``q, qdot`` before Bullet's clamp to the maximum velocity
+        (module docstring); ``q*`` clamped to ``limits`` when they are ordered, as PyBullet
+        clamps the command."""
         held = qdot + self.kd * (self.velocity - qdot)
         if self.position is not None:
             lower, upper = limits
             position = min(max(self.position, lower), upper) if lower <= upper else self.position
             held += self.kp * (position - q) / dt
-        return max(-clamp, min(clamp, held))
+        return held
 
     def hold_force(self, dt: float) -> float:
         """The force of the velocity motor holding it: in a part of ``h`` Bullet caps the impulse
@@ -167,36 +169,49 @@ def load_motor_force(dt: float) -> float:
 
 @dataclass(frozen=True)
 class _Held:
-    """The known motors of one body held through a split step."""
+    """The known motors of one body held through a split step, and the commands that set them."""
 
     body: int
     joints: list[int]
     velocities: list[float]
     forces: list[float]
     motors: dict[int, Motor]
+    calls: list[MotorCall]
 
 
 class MotorHold:
     """Holds the known motors of the tracked bodies through the parts of a split step (module
-    docstring).  :meth:`hold` before each part, :meth:`restore` after the step."""
+    docstring).  :meth:`hold` before each part, :meth:`restore` after the step.
 
-    def __init__(self, client: int, record: ClientWorld, bodies: Sequence[BodyModel]) -> None:
+    With ``substeps > 1`` (``setPhysicsEngineParameter(numSubSteps=...)``) Bullet recomputes a
+    motor's target in each substep of a step, so no one held target is the whole step's: the
+    motors are then left as Bullet runs them."""
+
+    def __init__(self, client: int, record: ClientWorld, bodies: Sequence[BodyModel], substeps: int) -> None:
         self.client = client
         self.record = record
-        #: The tracked bodies with revolute or prismatic joints, by id.
-        self.bodies = {body.body: body for body in bodies if any(dofs == 1 for dofs in body.joint_dofs)}
+        #: The tracked bodies with revolute or prismatic joints, by id (none with substeps).
+        self.bodies = {body.body: body for body in bodies if any(dofs == 1 for dofs in body.joint_dofs)} if substeps <= 1 else {}
         self._held: list[_Held] | None = None
         self._origin: Snapshot | None = None
 
-    def motors(self, body: BodyModel) -> dict[int, Motor]:
-        """The known motors of ``body``'s revolute and prismatic joints with a cap, by joint."""
+    def motors(self, body: BodyModel) -> tuple[dict[int, Motor], list[MotorCall]]:
+        """The known motors of ``body``'s revolute and prismatic joints with a cap, by joint, and
+        the commands that set them, in their order.  A command given at another time step than
+        the current one set a cap that is not ``force * dt``: its joints are not known."""
         known: dict[int, Motor | None] = {}
         if body.body in self.record.loaded:
             known = dict.fromkeys((joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1), LOAD_MOTOR)
+        setters: dict[int, MotorCall] = {}
         for call in sorted(self.record.motor_calls.get(body.body, {}).values(), key=lambda call: call.order):
-            known.update(commanded(call))
+            current = call.time_step_version == self.record.time_step_version
+            for joint, motor in commanded(call).items():
+                known[joint] = motor if current else None
+                setters[joint] = call
         single = {joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1}
-        return {joint: motor for joint, motor in known.items() if motor is not None and joint in single and motor.force != 0.0}
+        motors = {joint: motor for joint, motor in known.items() if motor is not None and joint in single and motor.force != 0.0}
+        calls = {setters[joint].order: setters[joint] for joint in motors if joint in setters}
+        return motors, [calls[order] for order in sorted(calls)]
 
     def hold(self, origin: Snapshot, dt: float) -> None:
         """Before a part of a split step (the time step already set to the part's length): every
@@ -205,12 +220,13 @@ class MotorHold:
         if self._held is None or origin is not self._origin:
             self._origin, self._held = origin, self._targets(origin, dt)
         command = ORIGINALS["setJointMotorControlArray"]
-        for held in self._held:
+        for held in self._held:  # a position motor without gain on the position: its row's target is V
             command(
                 held.body,
                 held.joints,
-                p.VELOCITY_CONTROL,
+                p.POSITION_CONTROL,
                 targetVelocities=held.velocities,
+                positionGains=[0.0] * len(held.joints),
                 velocityGains=[1.0] * len(held.joints),
                 forces=held.forces,
                 physicsClientId=self.client,
@@ -222,36 +238,24 @@ class MotorHold:
             body = self.bodies.get(state.body)
             if body is None:
                 continue
-            motors = self.motors(body)
+            motors, calls = self.motors(body)
             if not motors:
                 continue
             column = {joint: index for index, joint in enumerate(state.joints)}
             limits = dict(zip(body.joints, body.joint_limits, strict=True))
             joints = sorted(motors)
             positions, rates = state.joint_positions, state.joint_velocities
-            velocities = [
-                motors[joint].target(
-                    positions[column[joint]][0],
-                    rates[column[joint]][0],
-                    dt,
-                    limits[joint],
-                    self.record.motor_clamps.get((body.body, joint), math.inf),
-                )
-                for joint in joints
-            ]
-            found.append(_Held(body.body, joints, velocities, [motors[joint].hold_force(dt) for joint in joints], motors))
+            velocities = [motors[joint].target(positions[column[joint]][0], rates[column[joint]][0], dt, limits[joint]) for joint in joints]
+            found.append(_Held(body.body, joints, velocities, [motors[joint].hold_force(dt) for joint in joints], motors, calls))
         return found
 
     def restore(self, dt: float) -> None:
-        """After a split step held its motors (the time step back at ``dt``): the user's motors as
-        their commands set them, each command issued again in its order, the load-time motors as
-        loaded, and the maximum velocities the hold's velocity control cleared."""
+        """After a split step held its motors (the time step back at ``dt``): the load-time motors
+        as loaded, and the commands that set the others issued again, in their order."""
         if self._held is None:
             return
         held, self._held, self._origin = self._held, None, None
-        client = self.client
         for body in held:
-            calls = sorted(self.record.motor_calls.get(body.body, {}).values(), key=lambda call: call.order)
             loaded = [joint for joint, motor in body.motors.items() if motor is LOAD_MOTOR]
             if loaded:
                 ORIGINALS["setJointMotorControlArray"](
@@ -261,23 +265,7 @@ class MotorHold:
                     targetVelocities=[0.0] * len(loaded),
                     velocityGains=[1.0] * len(loaded),
                     forces=[load_motor_force(dt)] * len(loaded),
-                    physicsClientId=client,
+                    physicsClientId=self.client,
                 )
-            for call in calls:
+            for call in body.calls:
                 ORIGINALS[call.name](*call.args, **call.kwargs)
-            for joint, motor in body.motors.items():
-                clamp = self.record.motor_clamps.get((body.body, joint), math.inf)
-                if motor.position is not None and np.isfinite(clamp):
-                    assert motor.force is not None  # a position command sets it
-                    ORIGINALS["setJointMotorControl2"](
-                        body.body,
-                        joint,
-                        p.POSITION_CONTROL,
-                        targetPosition=motor.position,
-                        targetVelocity=motor.velocity,
-                        force=motor.force,
-                        positionGain=motor.kp,
-                        velocityGain=motor.kd,
-                        maxVelocity=clamp,
-                        physicsClientId=client,
-                    )

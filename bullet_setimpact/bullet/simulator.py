@@ -377,7 +377,8 @@ class ImpactSimulator:
         self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
         self._tracked = tracked
         #: The tracked bodies' joint motors, held through split steps (:mod:`.motors`).
-        self._motors = MotorHold(self.client, record, tracked.bodies)
+        substeps = p.getPhysicsEngineParameters(physicsClientId=self.client)["numSubSteps"]
+        self._motors = MotorHold(self.client, record, tracked.bodies, substeps)
         #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
         self._models: dict[tuple[int, ...], WorldModel] = {}
         #: The model of each tracked body with a joint axis that is not a unit vector: the arrival
