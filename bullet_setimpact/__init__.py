@@ -27,6 +27,7 @@ from .errors import (
     SamplesDroppedWarning,
     SetImpactError,
     SetImpactWarning,
+    UnknownMotorWarning,
     UnstableDampingWarning,
 )
 from .laws import (
@@ -96,6 +97,7 @@ __all__ = [
     "SequentialImpact",
     "SetImpactError",
     "SetImpactWarning",
+    "UnknownMotorWarning",
     "UnstableDampingWarning",
     "__version__",
     "data_path",

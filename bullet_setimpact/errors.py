@@ -98,3 +98,9 @@ class JointAxisWarning(SetImpactWarning):
     """A joint's axis is not a unit vector (MJCF files allow it): Bullet turns the joint about the
     unit axis but takes its velocity along the axis as given, so the link velocities it reports
     disagree with the joint's motion; impacts use the unit axis."""
+
+
+class UnknownMotorWarning(SetImpactWarning):
+    """A joint motor the simulator does not know (set before it followed the client, or in a way
+    it does not model) was active when a step was split at an impact: Bullet applies it in every
+    part with the whole step's impulse limit, up to twice its force (:mod:`bullet_setimpact.bullet.motors`)."""

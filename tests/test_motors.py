@@ -20,6 +20,7 @@ same numbers, so the premises are Bullet's, not the package's.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -28,7 +29,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bullet_setimpact import ImpactSimulator
+from bullet_setimpact import ImpactSimulator, UnknownMotorWarning
 from bullet_setimpact.bullet import following
 from bullet_setimpact.bullet.following import MotorCall
 from bullet_setimpact.bullet.motors import DEFAULT_FORCE, LOAD_MOTOR_IMPULSE, Motor, commanded, load_motor_force
@@ -38,14 +39,15 @@ DT = 1.0 / 240.0
 INERTIA = 2.0 * 0.3**2
 
 
-def _arm_world(client: int) -> int:
-    """The ball about to strike the ground, and the arm (module docstring); returns the arm."""
+def _arm_world(client: int, height: float = 0.1005) -> int:
+    """The ball about to strike the ground (its centre ``height`` above it), and the arm (module
+    docstring); returns the arm."""
     p.setGravity(0, 0, -9.81, physicsClientId=client)
     p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
     ground = p.createCollisionShape(p.GEOM_BOX, halfExtents=[5, 5, 0.5], physicsClientId=client)
     p.createMultiBody(0, ground, basePosition=[0, 0, -0.5], physicsClientId=client)
     ball = p.createMultiBody(
-        1.0, p.createCollisionShape(p.GEOM_SPHERE, radius=0.1, physicsClientId=client), basePosition=[0, 0, 0.1005], physicsClientId=client
+        1.0, p.createCollisionShape(p.GEOM_SPHERE, radius=0.1, physicsClientId=client), basePosition=[0, 0, height], physicsClientId=client
     )
     p.resetBaseVelocity(ball, [0, 0, -1.0], physicsClientId=client)
     arm = p.createMultiBody(
@@ -220,6 +222,44 @@ def test_motors_not_known_are_left_as_bullet_runs_them(case: str, monkeypatch: p
             p.resetBaseVelocity(1, [0, 0, -1.0], physicsClientId=client)
             _split_step(simulator)
             assert ("setJointMotorControlArray", arm) in issued and ("setJointMotorControl2", arm) in issued
+        simulator.close()
+    finally:
+        p.disconnect(client)
+
+
+@pytest.mark.parametrize(("case", "warns"), [("load-time motor", True), ("switched off", False), ("substeps", True)])
+def test_an_active_motor_left_alone_is_reported_once(case: str, warns: bool) -> None:
+    """The arm loaded before the simulator, its joint spinning at 20 rad/s, the ball 6 mm above
+    the ground (it strikes in the second step).  In the first step the load-time motor brakes
+    the joint, so the split second step finds an active motor it does not know: an
+    :class:`UnknownMotorWarning` naming the joint, once.  Switched off before the simulator
+    (``VELOCITY_CONTROL``, ``force=0``, as torque control needs), the motor applies no torque:
+    no warning.  Commanded while the simulator lives but in 4 substeps, it is active and left
+    alone: the warning says why."""
+    client = p.connect(p.DIRECT)
+    try:
+        arm = _arm_world(client, height=0.1 + 1.5 * DT)
+        if case == "switched off":
+            p.setJointMotorControl2(arm, 0, p.VELOCITY_CONTROL, force=0.0, physicsClientId=client)
+        simulator = ImpactSimulator("routh", client, seed=0)
+        if case == "substeps":
+            p.setPhysicsEngineParameter(numSubSteps=4, physicsClientId=client)
+            p.setJointMotorControl2(arm, 0, physicsClientId=client, **SATURATED)
+        p.resetJointState(arm, 0, 0.0, 20.0, physicsClientId=client)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert not simulator.step()
+            _split_step(simulator)
+            p.resetBasePositionAndOrientation(1, [0, 0, 0.1 + 1.5 * DT], [0, 0, 0, 1], physicsClientId=client)
+            p.resetBaseVelocity(1, [0, 0, -1.0], physicsClientId=client)
+            simulator.step()
+            _split_step(simulator)
+        reports = [str(warning.message) for warning in caught if issubclass(warning.category, UnknownMotorWarning)]
+        assert len(reports) == (1 if warns else 0)
+        if warns:
+            name = p.getJointInfo(arm, 0, physicsClientId=client)[1].decode()
+            assert reports[0].startswith(f"body {arm} ") and f"joints {name} " in reports[0]
+            assert ("4 substeps" in reports[0]) == (case == "substeps")
         simulator.close()
     finally:
         p.disconnect(client)

@@ -31,7 +31,10 @@ current time step, and the load-time motors of the bodies loaded meanwhile.  The
 before, or at another time step, whose cap is not ``force * dt``; set with
 ``setJointMotorControlMultiDof*``, or in ``PD_CONTROL`` or ``STABLE_PD_CONTROL``, which PyBullet
 runs through its PD plugin; the motors of spherical joints; every motor of a world stepped in
-``numSubSteps`` substeps, :class:`MotorHold`) are left as Bullet runs them.
+``numSubSteps`` substeps, :class:`MotorHold`) are left as Bullet runs them.  When
+one of them applied a torque in the step before a split one, the simulator says so once per
+body (:class:`~bullet_setimpact.errors.UnknownMotorWarning`); a motor switched off
+(``VELOCITY_CONTROL`` with ``force=0``, as torque control needs) applies none.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from typing import Any, NamedTuple
 
 import pybullet as p
 
+from ..errors import UnknownMotorWarning, warn
 from .bodies import BodyModel
 from .following import ORIGINALS, ClientWorld, MotorCall
 from .state import Snapshot
@@ -187,18 +191,22 @@ class MotorHold:
     motor's target in each substep of a step, so no one held target is the whole step's: the
     motors are then left as Bullet runs them."""
 
-    def __init__(self, client: int, record: ClientWorld, bodies: Sequence[BodyModel], substeps: int) -> None:
+    def __init__(self, client: int, record: ClientWorld, bodies: Sequence[BodyModel], substeps: int, warned: set[str]) -> None:
         self.client = client
         self.record = record
-        #: The tracked bodies with revolute or prismatic joints, by id (none with substeps).
-        self.bodies = {body.body: body for body in bodies if any(dofs == 1 for dofs in body.joint_dofs)} if substeps <= 1 else {}
+        self.substeps = substeps
+        #: The tracked bodies with revolute or prismatic joints, by id.
+        self.bodies = {body.body: body for body in bodies if any(dofs == 1 for dofs in body.joint_dofs)}
+        #: The bodies (by name) whose unknown active motors were reported, kept by the caller across world changes.
+        self.warned = warned
         self._held: list[_Held] | None = None
         self._origin: Snapshot | None = None
 
-    def motors(self, body: BodyModel) -> tuple[dict[int, Motor], list[MotorCall]]:
-        """The known motors of ``body``'s revolute and prismatic joints with a cap, by joint, and
-        the commands that set them, in their order.  A command given at another time step than
-        the current one set a cap that is not ``force * dt``: its joints are not known."""
+    def motors(self, body: BodyModel) -> tuple[dict[int, Motor], list[MotorCall], list[int]]:
+        """The known motors of ``body``'s revolute and prismatic joints with a cap, by joint; the
+        commands that set them, in their order; and the joints whose motor is not known.  A
+        command given before the time step was last set fixed a cap that may not be ``force * dt``:
+        its joints are not known.  With substeps no motor is held: every joint's is not known."""
         known: dict[int, Motor | None] = {}
         if body.body in self.record.loaded:
             known = dict.fromkeys((joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1), LOAD_MOTOR)
@@ -208,10 +216,12 @@ class MotorHold:
             for joint, motor in commanded(call).items():
                 known[joint] = motor if current else None
                 setters[joint] = call
-        single = {joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1}
+        single = [joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1]
+        if self.substeps > 1:
+            return {}, [], single
         motors = {joint: motor for joint, motor in known.items() if motor is not None and joint in single and motor.force != 0.0}
         calls = {setters[joint].order: setters[joint] for joint in motors if joint in setters}
-        return motors, [calls[order] for order in sorted(calls)]
+        return motors, [calls[order] for order in sorted(calls)], [joint for joint in single if known.get(joint) is None]
 
     def hold(self, origin: Snapshot, dt: float) -> None:
         """Before a part of a split step (the time step already set to the part's length): every
@@ -238,16 +248,37 @@ class MotorHold:
             body = self.bodies.get(state.body)
             if body is None:
                 continue
-            motors, calls = self.motors(body)
+            motors, calls, unknown = self.motors(body)
+            column = {joint: index for index, joint in enumerate(state.joints)}
+            self._report(body, [joint for joint in unknown if state.joint_states[column[joint]][3]])
             if not motors:
                 continue
-            column = {joint: index for index, joint in enumerate(state.joints)}
             limits = dict(zip(body.joints, body.joint_limits, strict=True))
             joints = sorted(motors)
             positions, rates = state.joint_positions, state.joint_velocities
             velocities = [motors[joint].target(positions[column[joint]][0], rates[column[joint]][0], dt, limits[joint]) for joint in joints]
             found.append(_Held(body.body, joints, velocities, [motors[joint].hold_force(dt) for joint in joints], motors, calls))
         return found
+
+    def _report(self, body: BodyModel, active: list[int]) -> None:
+        """Warn once per body of the ``active`` joints whose motor is not known (the torque they
+        applied in the step before the split one, ``getJointStates``' fourth field, is not zero)."""
+        if not active or body.name in self.warned:
+            return
+        self.warned.add(body.name)
+        names = ", ".join(body.joint_names[body.joints.index(joint)] for joint in active)
+        why = (
+            f"the world is stepped in {self.substeps} substeps, where Bullet computes each motor's target again in each"
+            if self.substeps > 1
+            else "they were set before the simulator followed the client (or by a command it does not model)"
+        )
+        warn(
+            f"body {body.body} ({body.name!r}): the motors of joints {names} are active but not held through a step split "
+            f"at an impact: {why}. Bullet applies them in every part of such a step with the whole step's impulse limit, "
+            "up to twice their force. Issue their commands again (setJointMotorControl2 or setJointMotorControlArray) "
+            "while the simulator lives, or create it (or the hook) before loading the body",
+            UnknownMotorWarning,
+        )
 
     def restore(self, dt: float) -> None:
         """After a split step held its motors (the time step back at ``dt``): the load-time motors

@@ -338,6 +338,8 @@ class ImpactSimulator:
         #: Steps that skipped the contact evaluation under the resting-contact certificates.
         self.budget_steps = 0
         self._given_erp = dict(erp or {})
+        #: The bodies (by name) whose unknown active motors were reported (:mod:`.motors`).
+        self._motors_warned: set[str] = set()
         self._follow()
         self._version = -1  # no model yet
         self._build()
@@ -378,7 +380,7 @@ class ImpactSimulator:
         self._tracked = tracked
         #: The tracked bodies' joint motors, held through split steps (:mod:`.motors`).
         substeps = p.getPhysicsEngineParameters(physicsClientId=self.client)["numSubSteps"]
-        self._motors = MotorHold(self.client, record, tracked.bodies, substeps)
+        self._motors = MotorHold(self.client, record, tracked.bodies, substeps, self._motors_warned)
         #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
         self._models: dict[tuple[int, ...], WorldModel] = {}
         #: The model of each tracked body with a joint axis that is not a unit vector: the arrival
