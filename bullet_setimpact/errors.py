@@ -13,15 +13,17 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def warn(message: str, category: type[Warning]) -> None:
-    """``warnings.warn`` attributed to the first caller outside this package: the user's line,
-    also when the warning arises in a hooked ``stepSimulation`` or a wrapped PyBullet call
-    (Python 3.12's ``skip_file_prefixes``, by hand)."""
+    """``warnings.warn`` attributed to the caller of the outermost frame of this package on the
+    stack: the user's line, also when the warning arises in a hooked ``stepSimulation`` or a
+    wrapped PyBullet call, or under a library the package calls back from (SciPy's root find)."""
     frame: FrameType | None = sys._getframe(0)
-    level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    level = outermost = 1
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(_PACKAGE):
+            outermost = level
         frame = frame.f_back
         level += 1
-    warnings.warn(message, category, stacklevel=level)
+    warnings.warn(message, category, stacklevel=outermost + 1)
 
 
 class SetImpactError(Exception):

@@ -235,7 +235,8 @@ def test_an_active_motor_left_alone_is_reported_once(case: str, warns: bool) -> 
     :class:`UnknownMotorWarning` naming the joint, once.  Switched off before the simulator
     (``VELOCITY_CONTROL``, ``force=0``, as torque control needs), the motor applies no torque:
     no warning.  Commanded while the simulator lives but in 4 substeps, it is active and left
-    alone: the warning says why."""
+    alone: the warning says why.  It names this file's line, though it is raised in a
+    localization's re-simulation, under SciPy's root find."""
     client = p.connect(p.DIRECT)
     try:
         arm = _arm_world(client, height=0.1 + 1.5 * DT)
@@ -254,8 +255,10 @@ def test_an_active_motor_left_alone_is_reported_once(case: str, warns: bool) -> 
             p.resetBaseVelocity(1, [0, 0, -1.0], physicsClientId=client)
             simulator.step()
             _split_step(simulator)
-        reports = [str(warning.message) for warning in caught if issubclass(warning.category, UnknownMotorWarning)]
+        reported = [warning for warning in caught if issubclass(warning.category, UnknownMotorWarning)]
+        reports = [str(warning.message) for warning in reported]
         assert len(reports) == (1 if warns else 0)
+        assert all(warning.filename == __file__ for warning in reported)  # raised under SciPy's root find: the caller's line
         if warns:
             name = p.getJointInfo(arm, 0, physicsClientId=client)[1].decode()
             assert reports[0].startswith(f"body {arm} ") and f"joints {name} " in reports[0]

@@ -31,6 +31,7 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 
+from ..bullet import following
 from ..bullet.contacts import Contact
 from ..bullet.examples import ExampleWorld, load_static
 from ..bullet.inventory import movable_joints
@@ -383,9 +384,15 @@ def make(
 ) -> Rollout:
     """Build scenario ``name`` (a shipped name or a script path) in ``client`` (an empty
     world) with its simulator under ``law`` (:func:`make_law`) and ``seed``; ``duration``
-    [s] overrides the scenario's; ``on_failure`` is the simulator's ("raise" or "fallback")."""
-    scenario = build(name, client, params)
-    simulator = ImpactSimulator(make_law(law, scenario), client, seed=seed, on_failure=on_failure)
+    [s] overrides the scenario's; ``on_failure`` is the simulator's ("raise" or "fallback").
+    The world is built while the package follows the client, so its bodies' motors, those of
+    their load and those the script commands, are known to the simulator (:mod:`bullet_setimpact.bullet.motors`)."""
+    following.follow()
+    try:
+        scenario = build(name, client, params)
+        simulator = ImpactSimulator(make_law(law, scenario), client, seed=seed, on_failure=on_failure)
+    finally:
+        following.unfollow()
     time_step = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
     steps = max(1, round((duration if duration is not None else scenario.duration) / time_step))
     return Rollout(scenario, simulator, time_step, steps)
