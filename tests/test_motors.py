@@ -268,6 +268,48 @@ def test_an_active_motor_left_alone_is_reported_once(case: str, warns: bool) -> 
         p.disconnect(client)
 
 
+def test_motors_switched_off_on_a_body_with_a_spherical_joint_are_not_reported() -> None:
+    """A body with a spherical joint is read with ``getJointStatesMultiDof``, whose applied
+    torques are tuples.  The arm loaded before the simulator with a spherical joint above its
+    revolute one, both motors switched off (the spherical one by a zero-force multi-DoF
+    command), the revolute joint spinning: neither applies a torque, so the split step reports
+    nothing (a tuple of zeros is not an active motor)."""
+    client = p.connect(p.DIRECT)
+    try:
+        p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+        _arm_world(client, height=0.1 + 1.5 * DT)
+        arm = p.createMultiBody(
+            0,
+            -1,
+            basePosition=[-3, 0, 1],
+            linkMasses=[1.0, 2.0],
+            linkCollisionShapeIndices=[-1, -1],
+            linkVisualShapeIndices=[-1, -1],
+            linkPositions=[[0, 0, 0], [0, 0, -0.2]],
+            linkOrientations=[[0, 0, 0, 1]] * 2,
+            linkInertialFramePositions=[[0, 0, -0.1], [0.3, 0, 0]],
+            linkInertialFrameOrientations=[[0, 0, 0, 1]] * 2,
+            linkParentIndices=[0, 1],
+            linkJointTypes=[p.JOINT_SPHERICAL, p.JOINT_REVOLUTE],
+            linkJointAxis=[[0, 0, 1]] * 2,
+            physicsClientId=client,
+        )
+        p.setJointMotorControlMultiDof(
+            arm, 0, p.POSITION_CONTROL, targetPosition=[0, 0, 0, 1], positionGain=0, velocityGain=1, force=[0, 0, 0], physicsClientId=client
+        )
+        p.setJointMotorControl2(arm, 1, p.VELOCITY_CONTROL, force=0.0, physicsClientId=client)
+        simulator = ImpactSimulator("routh", client, seed=0)
+        p.resetJointState(arm, 1, 0.0, 20.0, physicsClientId=client)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert not simulator.step()
+            _split_step(simulator)
+        assert not [warning for warning in caught if issubclass(warning.category, UnknownMotorWarning)]
+        simulator.close()
+    finally:
+        p.disconnect(client)
+
+
 def test_a_maximum_velocity_set_before_the_simulator_outlasts_split_steps() -> None:
     """``maxVelocity=2`` set before any simulator existed, then position commands every step
     without one (Bullet keeps the clamp): ``V = 0.1 * 1 / dt = 24`` rad/s is clamped to 2 rad/s

@@ -103,8 +103,8 @@ class Motor(NamedTuple):
         return held
 
     def hold_force(self, dt: float) -> float:
-        """The force of the velocity motor holding it: in a part of ``h`` Bullet caps the impulse
-        at ``force * h``, the part's share of the whole step's cap."""
+        """The force of the motor holding it: in a part of ``h`` Bullet caps the impulse at
+        ``force * h``, the part's share of the whole step's cap."""
         return LOAD_MOTOR_IMPULSE / dt if self.force is None else self.force
 
 
@@ -250,7 +250,8 @@ class MotorHold:
                 continue
             motors, calls, unknown = self.motors(body)
             column = {joint: index for index, joint in enumerate(state.joints)}
-            self._report(body, [joint for joint in unknown if state.joint_states[column[joint]][3]])
+            torques = state.joint_torques
+            self._report(body, [joint for joint in unknown if any(torques[column[joint]])])
             if not motors:
                 continue
             limits = dict(zip(body.joints, body.joint_limits, strict=True))

@@ -41,6 +41,12 @@ class BodyState(NamedTuple):
     def joint_velocities(self) -> tuple[tuple[float, ...], ...]:
         return self._joint_field(1)
 
+    @property
+    def joint_torques(self) -> tuple[tuple[float, ...], ...]:
+        """The torque each joint's motor applied in the last Bullet step (``getJointStates``'
+        fourth field; zero for a motor switched off, and under ``TORQUE_CONTROL``)."""
+        return self._joint_field(3)
+
     def joint_position(self, column: int) -> tuple[float, ...]:
         """The position of the joint in column ``column`` of :attr:`joints`, as ``getJointStatesMultiDof`` gives it."""
         row = self.joint_states[column]
