@@ -19,6 +19,7 @@ same numbers, so the premises are Bullet's, not the package's.
 
 from __future__ import annotations
 
+import gc
 import math
 import warnings
 from collections.abc import Iterator
@@ -73,6 +74,13 @@ def _arm_world(client: int, height: float = 0.1005) -> int:
 def _joint(client: int, arm: int) -> tuple[float, float]:
     q, qdot = p.getJointState(arm, 0, physicsClientId=client)[:2]
     return q, qdot
+
+
+def _unfollowed() -> None:
+    """No simulator or hook of an earlier test still follows the clients (one kept alive by a
+    reference cycle is collected), so that what the next lines load is loaded unseen."""
+    gc.collect()
+    assert following._followers == 0, "a simulator or hook of an earlier test still follows the clients"
 
 
 def _split_step(simulator: ImpactSimulator) -> None:
@@ -202,6 +210,7 @@ def test_motors_not_known_are_left_as_bullet_runs_them(case: str, monkeypatch: p
     substeps, where Bullet recomputes the target in each; or a command given before the time
     step was set again (its cap was fixed at the time step then).  A motor commanded afterwards
     at the current time step is held, and issued again after the step."""
+    _unfollowed()
     client = p.connect(p.DIRECT)
     try:
         if case == "loaded before":
@@ -237,6 +246,7 @@ def test_an_active_motor_left_alone_is_reported_once(case: str, warns: bool) -> 
     no warning.  Commanded while the simulator lives but in 4 substeps, it is active and left
     alone: the warning says why.  It names this file's line, though it is raised in a
     localization's re-simulation, under SciPy's root find."""
+    _unfollowed()
     client = p.connect(p.DIRECT)
     try:
         arm = _arm_world(client, height=0.1 + 1.5 * DT)
@@ -274,6 +284,7 @@ def test_motors_switched_off_on_a_body_with_a_spherical_joint_are_not_reported()
     revolute one, both motors switched off (the spherical one by a zero-force multi-DoF
     command), the revolute joint spinning: neither applies a torque, so the split step reports
     nothing (a tuple of zeros is not an active motor)."""
+    _unfollowed()
     client = p.connect(p.DIRECT)
     try:
         p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
@@ -314,6 +325,7 @@ def test_a_maximum_velocity_set_before_the_simulator_outlasts_split_steps() -> N
     """``maxVelocity=2`` set before any simulator existed, then position commands every step
     without one (Bullet keeps the clamp): ``V = 0.1 * 1 / dt = 24`` rad/s is clamped to 2 rad/s
     in the split step and after it (the hold's command leaves the clamp as it was)."""
+    _unfollowed()
     client = p.connect(p.DIRECT)
     try:
         arm = _arm_world(client)
