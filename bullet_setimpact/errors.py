@@ -3,6 +3,7 @@ and :func:`warn`, which raises the warnings at the user's line."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -14,16 +15,18 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 def warn(message: str, category: type[Warning]) -> None:
     """``warnings.warn`` attributed to the caller of the outermost frame of this package on the
-    stack: the user's line, also when the warning arises in a hooked ``stepSimulation`` or a
-    wrapped PyBullet call, or under a library the package calls back from (SciPy's root find)."""
+    stack, past ``contextlib``'s (a ``with hook(...)`` line): the user's line, also when the
+    warning arises in a hooked ``stepSimulation`` or a wrapped PyBullet call, or under a library
+    the package calls back from (SciPy's root find)."""
+    frames = []
     frame: FrameType | None = sys._getframe(0)
-    level = outermost = 1
     while frame is not None:
-        if frame.f_code.co_filename.startswith(_PACKAGE):
-            outermost = level
+        frames.append(frame.f_code.co_filename)
         frame = frame.f_back
+    level = max(index for index, name in enumerate(frames) if name.startswith(_PACKAGE)) + 1
+    while level < len(frames) and frames[level] == contextlib.__file__:
         level += 1
-    warnings.warn(message, category, stacklevel=outermost + 1)
+    warnings.warn(message, category, stacklevel=level + 1)
 
 
 class SetImpactError(Exception):

@@ -325,3 +325,14 @@ def test_a_warning_in_a_hooked_step_names_the_users_line(clients: list[int]) -> 
         with pytest.warns(JointAxisWarning) as caught:
             p.stepSimulation(physicsClientId=client)
     assert {warning.filename for warning in caught if issubclass(warning.category, JointAxisWarning)} == {__file__}
+
+
+def test_a_warning_on_entering_a_hook_names_the_with_line(clients: list[int]) -> None:
+    """The ant loaded before ``with hook(..., client=...)``: the simulator made on entering the
+    block warns of its axes.  The warning names this file's ``with`` line, past ``contextlib``'s
+    ``__enter__`` that runs the hook's generator."""
+    client = clients[0]
+    p.loadMJCF(str(Path(pybullet_data.getDataPath()) / "mjcf" / "ant.xml"), physicsClientId=client)
+    with pytest.warns(JointAxisWarning) as caught, hook(RouthImpact("auto", 50), client=client):
+        pass
+    assert {warning.filename for warning in caught if issubclass(warning.category, JointAxisWarning)} == {__file__}

@@ -135,6 +135,17 @@ def test_a_saturated_position_motor_applies_its_limit_once_over_a_split_step(wor
     assert _joint(client, arm)[1] == pytest.approx(2 * expected, rel=1e-9)
 
 
+def test_the_same_time_step_set_again_keeps_the_motor_known(world: tuple[int, ImpactSimulator, int]) -> None:
+    """``setTimeStep`` with the time step the world already has leaves Bullet's cap as it was
+    (``force * dt``), so the motor stays known and held: ``d qdot = 0.5 dt / I`` over the split
+    step, as in :func:`test_a_saturated_position_motor_applies_its_limit_once_over_a_split_step`."""
+    client, simulator, arm = world
+    p.setJointMotorControl2(arm, 0, physicsClientId=client, **SATURATED)
+    p.setTimeStep(DT, physicsClientId=client)
+    _split_step(simulator)
+    assert _joint(client, arm)[1] == pytest.approx(SATURATED["force"] * DT / INERTIA, rel=1e-9)
+
+
 def test_an_unsaturated_position_motor_reaches_the_whole_steps_velocity(world: tuple[int, ImpactSimulator, int]) -> None:
     """Force 1e4 (cap 42 N s, ``24 I = 4.3`` N s needed): the row is met, ``qdot = V = kp (q* - q0) / dt + qdot0 + kd (0 - qdot0)
     = 0.1 * 1 / dt = 24`` rad/s after the split step (held in every part; recomputed with a
@@ -202,13 +213,13 @@ def _spy_motor_commands(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]
     return issued
 
 
-@pytest.mark.parametrize("case", ["loaded before", "substeps", "time step set since"])
+@pytest.mark.parametrize("case", ["loaded before", "substeps", "another time step"])
 def test_motors_not_known_are_left_as_bullet_runs_them(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """No motor command is issued for the arm through its split step when its motor is not
     known: loaded before any simulator followed the client and never commanded since (a
     torque-controlled robot's code disables the load-time motor); a world stepped in 4
-    substeps, where Bullet recomputes the target in each; or a command given before the time
-    step was set again (its cap was fixed at the time step then).  A motor commanded afterwards
+    substeps, where Bullet recomputes the target in each; or a command given at another time
+    step (its cap was fixed at that step: ``force * dt`` then, not now).  A motor commanded afterwards
     at the current time step is held, and issued again after the step."""
     _unfollowed()
     client = p.connect(p.DIRECT)
@@ -220,7 +231,7 @@ def test_motors_not_known_are_left_as_bullet_runs_them(case: str, monkeypatch: p
             simulator = ImpactSimulator("routh", client, seed=0)
             arm = _arm_world(client)
             p.setJointMotorControl2(arm, 0, physicsClientId=client, **SATURATED)
-            settings = {"numSubSteps": 4} if case == "substeps" else {"fixedTimeStep": DT}
+            settings = {"numSubSteps": 4} if case == "substeps" else {"fixedTimeStep": DT / 2}
             p.setPhysicsEngineParameter(physicsClientId=client, **settings)
         issued = _spy_motor_commands(monkeypatch)
         _split_step(simulator)
@@ -399,7 +410,7 @@ def test_the_load_time_motor_is_restored_to_its_impulse(dt: float) -> None:
 def test_the_record_keeps_each_joints_last_command_as_issued() -> None:
     """A client's record while followed: the bodies loaded, the last command per command name and
     joints with its arguments as they were when issued (a buffer refilled afterwards does not
-    change it), the time step's version at the command, and nothing of a body once removed."""
+    change it), the time step at the command, and nothing of a body once removed."""
     following.follow()
     client = p.connect(p.DIRECT)
     try:
@@ -413,9 +424,9 @@ def test_the_record_keeps_each_joints_last_command_as_issued() -> None:
         p.setJointMotorControlArray(arm, [0], p.VELOCITY_CONTROL, targetVelocities=buffer, physicsClientId=client)
         buffer[0] = 5.0
         array = record.motor_calls[arm]["setJointMotorControlArray", (0,)]
-        assert array.kwargs["targetVelocities"] == (1.0,) and array.time_step_version == record.time_step_version
+        assert array.kwargs["targetVelocities"] == (1.0,) and array.time_step == record.time_step == DT
         p.setPhysicsEngineParameter(fixedTimeStep=DT / 2, physicsClientId=client)
-        assert array.time_step_version < record.time_step_version
+        assert record.time_step == DT / 2
         p.removeBody(arm, physicsClientId=client)
         assert arm not in record.motor_calls and arm not in record.loaded
     finally:

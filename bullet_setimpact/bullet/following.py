@@ -126,15 +126,15 @@ SINGLE_JOINT_COMMANDS = ("setJointMotorControl2", "setJointMotorControlMultiDof"
 
 class MotorCall(NamedTuple):
     """A motor command as the user's code issued it: PyBullet's name of it, its arguments, the
-    joints it sets, its place among the client's calls, and the client's
-    :attr:`ClientWorld.time_step_version` then (a tuple: recorded at every command)."""
+    joints it sets, its place among the client's calls, and the client's time step then
+    (:attr:`ClientWorld.time_step`; a tuple: recorded at every command)."""
 
     name: str
     args: tuple
     kwargs: dict
     joints: tuple[int, ...]
     order: int
-    time_step_version: int
+    time_step: float | None
 
 
 def _copied(value: Any) -> Any:
@@ -192,9 +192,10 @@ class ClientWorld:
     motor_calls : dict
         The last motor command other than ``TORQUE_CONTROL`` of each body, by the command's name
         and joints (:class:`MotorCall`).
-    time_step_version : int
-        Bumped by every call that sets the time step: a motor's impulse cap is its force times
-        the time step when it was commanded (:attr:`MotorCall.time_step_version`).
+    time_step : float or None
+        The client's time step, read when the record is made and followed through the calls
+        that set it (None if it could not be read): a motor's impulse cap is its force times the
+        time step when it was commanded (:attr:`MotorCall.time_step`).
     """
 
     client: int
@@ -212,7 +213,17 @@ class ClientWorld:
     driven: set[int] = field(default_factory=set)
     loaded: set[int] = field(default_factory=set)
     motor_calls: dict[int, dict[tuple[str, tuple[int, ...]], MotorCall]] = field(default_factory=dict)
-    time_step_version: int = 0
+    time_step: float | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.read_time_step()
+
+    def read_time_step(self) -> None:
+        """:attr:`time_step` as PyBullet reports it now (None for a client it cannot read)."""
+        try:
+            self.time_step = float(pybullet.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
+        except pybullet.error:
+            self.time_step = None
 
     def changed(self, bodies: Iterable[int] = ()) -> None:
         """Bump the version (and the state's); ``bodies`` were loaded or removed (what was known of their ids is void)."""
@@ -236,7 +247,7 @@ class ClientWorld:
         calls = self.motor_calls.get(body)
         if calls is None:
             calls = self.motor_calls[body] = {}
-        calls[name, joints] = MotorCall(name, args, kwargs, joints, next(_versions), self.time_step_version)
+        calls[name, joints] = MotorCall(name, args, kwargs, joints, next(_versions), self.time_step)
 
     def take_commands(self) -> list[tuple[Callable[..., Any], tuple, dict]]:
         """The step commands issued since the last call, which start the next step."""
@@ -420,7 +431,7 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
         record.erp.clear()  # a new dynamics world: PyBullet's default parameters
         record.loaded.clear()
         record.motor_calls.clear()
-        record.time_step_version += 1  # PyBullet's default time step again
+        record.read_time_step()  # PyBullet's default time step again
     elif name in CONSTRAINT_CHANGES:
         record.constraints_version = next(_versions)
         uid = int(args[0] if args else kwargs.get("userConstraintUniqueId", -1))
@@ -437,7 +448,7 @@ def _record(name: str, function: Callable[..., Any], args: tuple, kwargs: dict, 
         if name in ("setPhysicsEngineParameter", "setDefaultContactERP"):
             record.erp.update({key: (float(values[key]), record.version) for key in ERP_NAMES if values.get(key) is not None})
         if name == "setTimeStep" or (name == "setPhysicsEngineParameter" and kwargs.get("fixedTimeStep") is not None):
-            record.time_step_version += 1
+            record.read_time_step()
 
 
 def _control_mode(args: tuple, kwargs: dict) -> Any:

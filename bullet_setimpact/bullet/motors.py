@@ -197,7 +197,7 @@ class MotorHold:
         self.substeps = substeps
         #: The tracked bodies with revolute or prismatic joints, by id.
         self.bodies = {body.body: body for body in bodies if any(dofs == 1 for dofs in body.joint_dofs)}
-        #: The bodies (by name) whose unknown active motors were reported, kept by the caller across world changes.
+        #: The bodies (by id and name) whose unknown active motors were reported, kept by the caller across world changes.
         self.warned = warned
         self._held: list[_Held] | None = None
         self._origin: Snapshot | None = None
@@ -205,14 +205,14 @@ class MotorHold:
     def motors(self, body: BodyModel) -> tuple[dict[int, Motor], list[MotorCall], list[int]]:
         """The known motors of ``body``'s revolute and prismatic joints with a cap, by joint; the
         commands that set them, in their order; and the joints whose motor is not known.  A
-        command given before the time step was last set fixed a cap that may not be ``force * dt``:
-        its joints are not known.  With substeps no motor is held: every joint's is not known."""
+        command given at another time step fixed a cap that is not ``force * dt``: its joints are
+        not known.  With substeps no motor is held: every joint's is not known."""
         known: dict[int, Motor | None] = {}
         if body.body in self.record.loaded:
             known = dict.fromkeys((joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1), LOAD_MOTOR)
         setters: dict[int, MotorCall] = {}
         for call in sorted(self.record.motor_calls.get(body.body, {}).values(), key=lambda call: call.order):
-            current = call.time_step_version == self.record.time_step_version
+            current = call.time_step is not None and call.time_step == self.record.time_step
             for joint, motor in commanded(call).items():
                 known[joint] = motor if current else None
                 setters[joint] = call
@@ -264,20 +264,26 @@ class MotorHold:
     def _report(self, body: BodyModel, active: list[int]) -> None:
         """Warn once per body of the ``active`` joints whose motor is not known (the torque they
         applied in the step before the split one, ``getJointStates``' fourth field, is not zero)."""
-        if not active or body.name in self.warned:
+        key = f"{body.body} {body.name}"
+        if not active or key in self.warned:
             return
-        self.warned.add(body.name)
+        self.warned.add(key)
         names = ", ".join(body.joint_names[body.joints.index(joint)] for joint in active)
-        why = (
-            f"the world is stepped in {self.substeps} substeps, where Bullet computes each motor's target again in each"
-            if self.substeps > 1
-            else "they were set before the simulator followed the client (or by a command it does not model)"
-        )
+        if self.substeps > 1:
+            why = (
+                f"the world is stepped in {self.substeps} substeps, where Bullet computes each motor's target again in each; "
+                "with numSubSteps=1 the motors the simulator knows are held"
+            )
+        else:
+            why = (
+                "the simulator does not know them: they were set before it followed the client, at another time step, or "
+                "by a command it does not model (multi-DoF, PD). Issue their commands again with setJointMotorControl2 or "
+                "setJointMotorControlArray while it lives, or create it (or the hook) before loading the body"
+            )
         warn(
             f"body {body.body} ({body.name!r}): the motors of joints {names} are active but not held through a step split "
-            f"at an impact: {why}. Bullet applies them in every part of such a step with the whole step's impulse limit, "
-            "up to twice their force. Issue their commands again (setJointMotorControl2 or setJointMotorControlArray) "
-            "while the simulator lives, or create it (or the hook) before loading the body",
+            "at an impact, so Bullet applies them in every part of such a step with the whole step's impulse limit, up to "
+            f"twice their force: {why}",
             UnknownMotorWarning,
         )
 

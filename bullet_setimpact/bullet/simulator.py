@@ -338,7 +338,7 @@ class ImpactSimulator:
         #: Steps that skipped the contact evaluation under the resting-contact certificates.
         self.budget_steps = 0
         self._given_erp = dict(erp or {})
-        #: The bodies (by name) whose unknown active motors were reported (:mod:`.motors`).
+        #: The bodies (by id and name) whose unknown active motors were reported (:mod:`.motors`).
         self._motors_warned: set[str] = set()
         self._follow()
         self._version = -1  # no model yet
