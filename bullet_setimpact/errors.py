@@ -106,6 +106,7 @@ class JointAxisWarning(SetImpactWarning):
 
 
 class UnknownMotorWarning(SetImpactWarning):
-    """A joint motor the simulator does not know (set before it followed the client, or in a way
-    it does not model) was active when a step was split at an impact: Bullet applies it in every
-    part with the whole step's impulse limit, up to twice its force (:mod:`bullet_setimpact.bullet.motors`)."""
+    """A joint motor the simulator does not hold (set before it followed the client, at another
+    time step, or by a command it does not model; or any motor of a world stepped in substeps)
+    was active before a step split at an impact: Bullet applies it in every part with the whole
+    step's impulse limit, up to twice its force (:mod:`bullet_setimpact.bullet.motors`)."""
