@@ -378,9 +378,11 @@ class ImpactSimulator:
         #: Bodies with links, whose forward kinematics every Bullet step is followed by (:meth:`_bullet_step`).
         self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
         self._tracked = tracked
+        parameters = p.getPhysicsEngineParameters(physicsClientId=self.client)
+        #: The world's time step, read at each build: every step's length and the damping check's.
+        self._dt = float(parameters["fixedTimeStep"])
         #: The tracked bodies' joint motors, held through split steps (:mod:`.motors`).
-        substeps = p.getPhysicsEngineParameters(physicsClientId=self.client)["numSubSteps"]
-        self._motors = MotorHold(self.client, record, tracked.bodies, substeps, self._motors_warned)
+        self._motors = MotorHold(self.client, record, tracked.bodies, parameters["numSubSteps"], self._motors_warned)
         #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
         self._models: dict[tuple[int, ...], WorldModel] = {}
         #: The model of each tracked body with a joint axis that is not a unit vector: the arrival
@@ -392,7 +394,6 @@ class ImpactSimulator:
         probe = self.finder.probe if self._version >= 0 and record.reset_version <= self._version else None  # reset deletes it
         opaque = following.shape_data_unsafe(self.client, self.world.body_ids)
         self.finder: ContactFinder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance, opaque, probe)
-        self._dt = self._damping_step
         self._touching: set | None = None
         self._last: Snapshot | None = None
         #: The client's state version when :attr:`_last` was read (:meth:`_finish`).
@@ -500,8 +501,6 @@ class ImpactSimulator:
         """Warn of the tracked bodies whose joint damping is unstable at the world's time step
         (:mod:`.damping`), at the user's line (:func:`~bullet_setimpact.errors.warn`): called at
         each :meth:`_build`."""
-        #: The time step the joint damping was last checked at.
-        self._damping_step = float(p.getPhysicsEngineParameters(physicsClientId=self.client)["fixedTimeStep"])
         for instability in unstable_damping(self._tracked):
             warn(instability.message(), UnstableDampingWarning)
 
