@@ -9,6 +9,7 @@ box ground (``ground_box.urdf``) or on a true ``GEOM_PLANE``
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import pybullet as p
 import pybullet_data
 
+from bullet_setimpact.bullet import following
 from bullet_setimpact.bullet.examples import load_jenga_stack
 from bullet_setimpact.bullet.inventory import movable_joints
 from bullet_setimpact.data import data_path
@@ -109,6 +111,15 @@ def load_drop_world(client: int, world: DropWorld, ground: str = "box", height: 
             if p.getJointInfo(body, joint, physicsClientId=client)[2] == p.JOINT_REVOLUTE:
                 p.resetJointState(body, joint, world.tilt, physicsClientId=client)
     return [body]
+
+
+def assert_unfollowed() -> None:
+    """No simulator or hook of an earlier test or run still follows the clients (one kept alive
+    by a reference cycle is collected), so that what the next lines load is loaded unseen: its
+    motors are those a simulator does not know (:mod:`bullet_setimpact.bullet.motors`), whatever
+    ran before in the process."""
+    gc.collect()
+    assert following._followers == 0, "a simulator or hook of an earlier test still follows the clients"
 
 
 def lowest_point(client: int, body: int) -> float:

@@ -24,7 +24,7 @@ from bullet_setimpact.bullet.resting.corner_watch import CornerWatch
 from bullet_setimpact.bullet.simulator import TARGET_FRACTION, ImpactSimulator
 from bullet_setimpact.laws import get_law
 
-from .drop_worlds import DROP_WORLDS, GROUNDS, load_drop_world, load_ground
+from .drop_worlds import DROP_WORLDS, GROUNDS, assert_unfollowed, load_drop_world, load_ground
 from .pattern_envs import a1_world, minitaur_command, minitaur_world, trot
 
 GRAVITY = 9.81
@@ -674,15 +674,21 @@ def _with_and_without_certificates(build: Callable[[int], Callable[[ImpactSimula
     client of its own: ``build(client)`` loads it and returns how to drive a simulator
     (``ImpactSimulator`` options ``options``) through it.  Returns the events (time, v-, v+ as
     bytes) of both runs and the steps the certificates skipped, after checking that both runs
-    made the same Bullet calls (:func:`_bullet_calls`) and the reference skipped none."""
+    made the same Bullet calls (:func:`_bullet_calls`) and the reference skipped none.  Both
+    worlds are loaded unseen (:func:`.drop_worlds.assert_unfollowed`; the first run's simulator is
+    closed before the second world loads), so the simulators know the same motors."""
     runs = []
     for resting_budget in (True, False):
+        assert_unfollowed()
         client = p.connect(p.DIRECT)
         try:
             drive = build(client)
             simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget, **options)
-            with _bullet_calls() as calls:
-                drive(simulator)
+            try:
+                with _bullet_calls() as calls:
+                    drive(simulator)
+            finally:
+                simulator.close()
             events = [(event.time, event.v_minus.tobytes(), event.v_plus.tobytes()) for event in simulator.events]
             runs.append((events, simulator.budget_steps, calls))
         finally:
@@ -736,7 +742,9 @@ def test_the_certificates_change_no_event(name: str) -> None:
 def _walk(walker: str, resting_budget: bool, seconds: float) -> tuple[list, int, list]:
     """The events (time, v-, v+ as bytes) of ``walker`` trotting for ``seconds`` at 240 Hz
     (:mod:`.pattern_envs`), the steps the certificates skipped and the simulator's Bullet calls
-    (:func:`_bullet_calls`)."""
+    (:func:`_bullet_calls`).  The world is loaded unseen (:func:`.drop_worlds.assert_unfollowed`)
+    and the simulator closed after, so every run knows the same motors."""
+    assert_unfollowed()
     if walker == "a1":
         client, joints, targets = a1_world(DT)
         command = trot(client, joints, targets, 33.5)
@@ -748,10 +756,13 @@ def _walk(walker: str, resting_budget: bool, seconds: float) -> tuple[list, int,
 
     try:
         simulator = ImpactSimulator(get_law("routh"), client._client, seed=0, resting_budget=resting_budget)
-        with _bullet_calls() as calls:
-            for index in range(round(seconds / DT)):
-                command(index * DT)
-                simulator.step()
+        try:
+            with _bullet_calls() as calls:
+                for index in range(round(seconds / DT)):
+                    command(index * DT)
+                    simulator.step()
+        finally:
+            simulator.close()
         events = [(event.time, event.v_minus.tobytes(), event.v_plus.tobytes()) for event in simulator.events]
         return events, simulator.budget_steps, calls
     finally:

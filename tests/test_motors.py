@@ -19,7 +19,6 @@ same numbers, so the premises are Bullet's, not the package's.
 
 from __future__ import annotations
 
-import gc
 import math
 import warnings
 from collections.abc import Iterator
@@ -34,6 +33,8 @@ from bullet_setimpact import ImpactSimulator, UnknownMotorWarning
 from bullet_setimpact.bullet import following
 from bullet_setimpact.bullet.following import MotorCall
 from bullet_setimpact.bullet.motors import DEFAULT_FORCE, LOAD_MOTOR_IMPULSE, Motor, commanded, load_motor_force
+
+from .drop_worlds import assert_unfollowed
 
 DT = 1.0 / 240.0
 #: The arm's joint-space inertia (module docstring).
@@ -74,13 +75,6 @@ def _arm_world(client: int, height: float = 0.1005) -> int:
 def _joint(client: int, arm: int) -> tuple[float, float]:
     q, qdot = p.getJointState(arm, 0, physicsClientId=client)[:2]
     return q, qdot
-
-
-def _unfollowed() -> None:
-    """No simulator or hook of an earlier test still follows the clients (one kept alive by a
-    reference cycle is collected), so that what the next lines load is loaded unseen."""
-    gc.collect()
-    assert following._followers == 0, "a simulator or hook of an earlier test still follows the clients"
 
 
 def _split_step(simulator: ImpactSimulator) -> None:
@@ -221,7 +215,7 @@ def test_motors_not_known_are_left_as_bullet_runs_them(case: str, monkeypatch: p
     substeps, where Bullet recomputes the target in each; or a command given at another time
     step (its cap was fixed at that step: ``force * dt`` then, not now).  A motor commanded afterwards
     at the current time step is held, and issued again after the step."""
-    _unfollowed()
+    assert_unfollowed()
     client = p.connect(p.DIRECT)
     try:
         if case == "loaded before":
@@ -257,7 +251,7 @@ def test_an_active_motor_left_alone_is_reported_once(case: str, warns: bool) -> 
     no warning.  Commanded while the simulator lives but in 4 substeps, it is active and left
     alone: the warning says why.  It names this file's line, though it is raised in a
     localization's re-simulation, under SciPy's root find."""
-    _unfollowed()
+    assert_unfollowed()
     client = p.connect(p.DIRECT)
     try:
         arm = _arm_world(client, height=0.1 + 1.5 * DT)
@@ -295,7 +289,7 @@ def test_motors_switched_off_on_a_body_with_a_spherical_joint_are_not_reported()
     revolute one, both motors switched off (the spherical one by a zero-force multi-DoF
     command), the revolute joint spinning: neither applies a torque, so the split step reports
     nothing (a tuple of zeros is not an active motor)."""
-    _unfollowed()
+    assert_unfollowed()
     client = p.connect(p.DIRECT)
     try:
         p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
@@ -336,7 +330,7 @@ def test_a_maximum_velocity_set_before_the_simulator_outlasts_split_steps() -> N
     """``maxVelocity=2`` set before any simulator existed, then position commands every step
     without one (Bullet keeps the clamp): ``V = 0.1 * 1 / dt = 24`` rad/s is clamped to 2 rad/s
     in the split step and after it (the hold's command leaves the clamp as it was)."""
-    _unfollowed()
+    assert_unfollowed()
     client = p.connect(p.DIRECT)
     try:
         arm = _arm_world(client)
