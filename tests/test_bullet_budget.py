@@ -778,7 +778,7 @@ def test_the_certificates_change_no_event_while_robots_walk(walker: str, monkeyp
     skipped with a foot on the ground runs Bullet's collision detection, as the full evaluation
     does); in a run of its own, at every step the certificates
     skip, the full evaluation finds no new contact and none lost.  The certificates skipped 20 steps or
-    more (the a1 some 200; the minitaur, which strikes some 70 times a second, about 30 while its gait
+    more (the a1 some 200; the minitaur, which strikes some 57 times a second, about 30 while its gait
     ramps up), with a body pair swept on most of them, so neither check is vacuous."""
     swept: list[int] = []
     original = DistanceBudget.swept_clear

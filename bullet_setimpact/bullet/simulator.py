@@ -8,7 +8,8 @@ share one per-step context (:class:`_Step`):
    snapshot the world (:class:`~bullet_setimpact.bullet.state.Snapshot`);
 1. detect: let Bullet take a trial step; an impact arrives when a link pair came into contact
    (gap <= ``contact_tolerance``) approaching faster than ``impact_velocity_threshold``, or
-   Bullet pushed a point that was not in contact (its speculative-contact response);
+   Bullet pushed a point that was not in contact (its speculative-contact response) and the
+   point is in contact after the trial;
 2. localize: roll back and find the contact time by root finding on the gap (:mod:`.events`),
    so Bullet never applies its own impact impulse;
 3. resolve: at the event, collect the active contact set once (every point within the
@@ -216,10 +217,12 @@ class _Step:
 
 @dataclass(frozen=True)
 class _Arrival:
-    """What a trial step found arriving: the features, and whether Bullet pushed any before contact."""
+    """What a trial step found arriving: the features, whether Bullet pushed any before contact,
+    and their smallest gap after the trial."""
 
     features: list[Feature]
     pushed: bool
+    end_gap: float
 
 
 class ImpactSimulator:
@@ -565,7 +568,10 @@ class ImpactSimulator:
 
         A point arrives when its feature (a vertex, or a link pair's closest point) was not in
         contact at the start and is now, approaching faster than the threshold; a link point
-        out of contact that Bullet pushed (speculative contact) also counts.  When nothing was
+        out of contact that Bullet pushed (speculative contact) also counts once it is in
+        contact.  One that Bullet held out of contact through the step (a corner bearing load
+        beside a foot's touching ones) has not arrived: no impact could include it (an impact's
+        contacts are those within the tolerance).  When nothing was
         within :data:`LOOKAHEAD`, nothing is measured (free flight).  A quiet step (no event
         before it in this step) that finds nothing arriving opens the resting-contact
         certificates (:mod:`.resting.certificates`); the rest of a step with events does not
@@ -600,13 +606,15 @@ class ImpactSimulator:
         p.performCollisionDetection(self.client)
         contacts = self.finder.contacts()
         approaching, arrived = arrivals(self.client, contacts, touching, self.impact_velocity_threshold, self._skewed)
+        gaps = self.finder.feature_gaps(arrived + [feature for feature in pushed if feature not in arrived], LOOKAHEAD)
+        pushed = [feature for feature in pushed if gaps[feature] <= self.contact_tolerance]
         features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
             self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
             if step.quiet and not approaching:
                 self._start_budget(step, contacts, nearby)
             return None
-        return _Arrival(features, bool(pushed))
+        return _Arrival(features, bool(pushed), min(gaps[feature] for feature in features))
 
     def _within_budget(self, step: _Step, touching: set, points: BulletPoints) -> bool:
         """Whether every resting-contact certificate held over the trial step just taken, so the
@@ -647,7 +655,7 @@ class ImpactSimulator:
         # gaps measured to the lookahead (not clamped near contact): the root find's first
         # secant step is only as good as the two ends' gaps
         far = LOOKAHEAD
-        end_gap = max(min(self.finder.feature_gaps(features, far).values()), -far)
+        end_gap = max(arrival.end_gap, -far)
         start_gap = min(self._feature_gaps_at(step, 0.0, features, far), far)
         evaluated = [0.0]  # the time the world is at: the last evaluation's
 
