@@ -475,7 +475,7 @@ def test_state_changes_move_the_state_version_of_their_client_alone(client: int)
 def test_joint_resets_move_the_state_version(client: int) -> None:
     """The three joint reset functions move the state version (by keyword and by position)."""
     robot = p.loadURDF(os.path.join(DATA, "r2d2.urdf"), [0.0, 0.0, 1.0], physicsClientId=client)
-    ImpactSimulator("routh", client=client, seed=0)
+    simulator = ImpactSimulator("routh", client=client, seed=0)  # follows the client while it lives
     record = following.world(client)
     for call in (
         lambda: p.resetJointState(robot, 2, 0.1, 0.0, physicsClientId=client),
@@ -488,6 +488,7 @@ def test_joint_resets_move_the_state_version(client: int) -> None:
         before = record.state_version
         call()
         assert record.state_version != before
+    simulator.close()
 
 
 def test_a_step_after_the_users_own_bullet_step_starts_where_the_world_is(client: int) -> None:
@@ -517,3 +518,38 @@ def test_a_step_after_the_users_own_bullet_step_starts_where_the_world_is(client
     event = sim.events[0]
     np.testing.assert_allclose(event.velocities(ball)[0], [speed, 0.0, 0.0, 0.0, 0.0, 0.0], rtol=0.0, atol=1e-9)
     assert abs(event.time - 8.5 * DT) <= 1.5 * simulator_module.TARGET_FRACTION * sim.contact_tolerance / speed
+
+
+def test_a_simulator_dropped_without_close_stops_following_at_once() -> None:
+    """A simulator follows its client until :meth:`ImpactSimulator.close` or its end; dropped
+    without ``close()``, its end must come with its last reference, not whenever the garbage
+    collector next runs: while it follows, the bodies the user's code loads are seen (their
+    motors known, :mod:`bullet_setimpact.bullet.motors`), so a world built next would move
+    otherwise than the same world built in a fresh process.  No reference cycle may hold it:
+    with the collector off, a simulator that resolved impacts (localized by SciPy's root find,
+    whose function wrapper refers to itself), rebuilt its models after a load, held motors
+    through split steps and honoured a user constraint stops following when ``del`` drops it."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.collect()
+    before = following._followers
+    gc.disable()
+    client = p.connect(p.DIRECT)
+    try:
+        p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
+        _ground(client)
+        simulator = ImpactSimulator(RouthImpact("auto", 50), client, seed=0)
+        robot = p.loadURDF(os.path.join(DATA, "a1/a1.urdf"), [0.0, 0.0, 0.45], physicsClientId=client)
+        pendulum = _sphere(client, 0.05, 1.0, [1.0, 0.0, 0.3])
+        p.createConstraint(pendulum, -1, -1, -1, p.JOINT_POINT2POINT, [0, 0, 0], [0.0, 0.0, 0.2], [1.0, 0.0, 0.5], physicsClientId=client)
+        for _ in range(120):
+            p.setJointMotorControl2(robot, 2, p.POSITION_CONTROL, targetPosition=0.5, force=5.0, physicsClientId=client)
+            simulator.step()
+        assert simulator.events and following._followers == before + 1
+        del simulator
+        assert following._followers == before
+    finally:
+        if enabled:
+            gc.enable()
+        p.disconnect(client)

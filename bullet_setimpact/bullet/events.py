@@ -173,10 +173,15 @@ def localize(
     band = 0.5 * accuracy
     xtol = min(duration / 64.0, max(1e-12, band / max(speed, 1e-9)))
 
+    # SciPy's brentq wraps the function in one that refers to itself: a reference cycle that
+    # would hold gap_after, and through it the caller's simulator and its world, until the
+    # garbage collector runs.  The function it gets reaches gap_after only during the call.
+    evaluate = [gap_after]
+
     def distance_to_target(tau: float) -> float:
         if tau in known:
             return known[tau] - target
-        distance = gap_after(tau) - target
+        distance = evaluate[0](tau) - target
         if abs(distance) <= band:
             raise _Landed(tau)
         return distance
@@ -185,3 +190,5 @@ def localize(
         return float(brentq(distance_to_target, 0.0, duration, xtol=xtol, rtol=4 * np.finfo(float).eps))
     except _Landed as landed:
         return landed.tau
+    finally:
+        evaluate.clear()

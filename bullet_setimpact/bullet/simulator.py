@@ -29,6 +29,7 @@ hold only Bullet's step, a speed bound and the check of Bullet's points are paid
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import weakref
@@ -414,7 +415,7 @@ class ImpactSimulator:
                     {body for body in moving if not self.world.body(body).floating},
                 ),
                 self._dynamic,
-                self._snapshot,
+                functools.partial(Snapshot.take, self.client, self._dynamic, self._single_dof),  # not self's method: no cycle
                 LOOKAHEAD,
                 MAX_BACKOFF,
             )
