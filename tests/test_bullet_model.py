@@ -544,7 +544,7 @@ def test_unknown_body_is_rejected(client):
 
 def test_disconnected_client_is_rejected():
     cid = p.connect(p.DIRECT)
-    p.loadURDF("cube.urdf", physicsClientId=cid)
+    p.loadURDF(str(Path(pybullet_data.getDataPath()) / "cube.urdf"), physicsClientId=cid)
     model = WorldModel(cid)
     p.disconnect(cid)
     with pytest.raises(ValueError, match=f"client {cid} is not connected"):
