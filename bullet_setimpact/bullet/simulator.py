@@ -13,9 +13,10 @@ share one per-step context (:class:`_Step`):
 2. localize: roll back and find the contact time by root finding on the gap (:mod:`.events`),
    so Bullet never applies its own impact impulse;
 3. resolve: at the event, collect the active contact set once (every point within the
-   tolerance, resting contacts included), build the impact problem (``M(q)``, the contact
-   Jacobians, restitution, external force), resolve it with the law, check the outcome and
-   write ``v+`` back;
+   tolerance, resting contacts included); for each cluster with a contact that arrived, build
+   the impact problem (``M(q)``, the contact Jacobians, restitution, external force) and, if
+   an arrived contact approaches in it, resolve it with the law (every contact of the cluster),
+   check the outcome and write ``v+`` back;
 4. finish the rest of the step the same way.  Resting contact after the impact is
    Bullet's job.  More than ``max_events_per_step`` events in one step (chattering, Zeno)
    are reported with an :class:`~bullet_setimpact.errors.EventCapWarning` and Bullet
@@ -33,7 +34,7 @@ import functools
 import logging
 import math
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,11 +220,12 @@ class _Step:
 @dataclass(frozen=True)
 class _Arrival:
     """What a trial step found arriving: the features, whether Bullet pushed any before contact,
-    and their smallest gap after the trial."""
+    their smallest gap after the trial, and the features touching before it."""
 
     features: list[Feature]
     pushed: bool
     end_gap: float
+    touching: Collection[Feature]
 
 
 class ImpactSimulator:
@@ -438,7 +440,7 @@ class ImpactSimulator:
                 if arrival is None:  # nothing arrived: Bullet's trial step stands
                     break
                 tau = self._localize(step, arrival)
-                events = self._resolve(step.start + step.done + tau)
+                events = self._resolve(step.start + step.done + tau, arrival.touching)
                 if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the rest
                     self._bullet_step(step, step.remaining)
                     self._touching = {contact.feature for contact in self.finder.contacts()}
@@ -615,7 +617,7 @@ class ImpactSimulator:
             if step.quiet and not approaching:
                 self._start_budget(step, contacts, nearby)
             return None
-        return _Arrival(features, bool(pushed), min(gaps[feature] for feature in features))
+        return _Arrival(features, bool(pushed), min(gaps[feature] for feature in features), touching)
 
     def _within_budget(self, step: _Step, touching: set, points: BulletPoints) -> bool:
         """Whether every resting-contact certificate held over the trial step just taken, so the
@@ -729,10 +731,12 @@ class ImpactSimulator:
         self._touching = {contact.feature for contact in self.finder.contacts()}
 
     # ------------------------------------------------------------------ resolve
-    def _resolve(self, time: float) -> list[ImpactEvent]:
+    def _resolve(self, time: float, touching: Collection[Feature] | None = None) -> list[ImpactEvent]:
         """Resolve the impacts at the current configuration, one event per colliding cluster, on
         one BLAS thread (:mod:`~bullet_setimpact._threads`: an event's products are small).  The
-        contact set is evaluated once; it becomes the touching set.
+        contact set is evaluated once; it becomes the touching set.  ``touching``: the features
+        touching before the arrival that brought the impact (:meth:`_event`); None at the start
+        of a step, where any contact may be colliding (the first step, velocities the user set).
 
         Bullet's collision detection runs first: ``stepSimulation`` detects collisions before it
         integrates, so the manifold a step leaves holds points at the step's start, each one
@@ -750,17 +754,29 @@ class ImpactSimulator:
         dynamic = set(self._dynamic)
         with one_blas_thread():
             for bodies, cluster in join_clusters(clusters(contacts, dynamic), self._constraints, dynamic):
-                event = self._event(time, bodies, cluster)
+                event = self._event(time, bodies, cluster, touching)
                 if event is not None:
                     self.events.append(event)
                     events.append(event)
         return events
 
-    def _event(self, time: float, bodies: tuple[int, ...], cluster: list[Contact]) -> ImpactEvent | None:
+    def _event(
+        self, time: float, bodies: tuple[int, ...], cluster: list[Contact], touching: Collection[Feature] | None
+    ) -> ImpactEvent | None:
         """The event of one contact cluster among ``bodies``, its outcome written back; None when
-        no contact of it approaches faster than the threshold.  The user constraints among the
-        bodies hold through it (:mod:`.constraints`): the law resolves the velocity they leave."""
+        no contact of it that was not ``touching`` approaches faster than the threshold (None:
+        any contact).  The impact then resolves every contact of the cluster, touching ones
+        included; an arrival that separates needs no impulse, and contacts that were touching,
+        however Bullet's steps left them, are Bullet's between impacts.  The velocity tested is
+        the law's: the user constraints among the bodies hold through an impact
+        (:mod:`.constraints`), and the law resolves the velocity they leave (Bullet's soft
+        constraints let a closed loop drift, so a link's own velocity may approach while the
+        constrained one separates).  A newcomer merged into a touching contact's row
+        (:func:`~.assembly.contact_problem`) leaves the test to every contact."""
+        if touching is not None and all(contact.feature in touching for contact in cluster):
+            return None  # no newcomer: nothing arrived here (a body resting beside the impact)
         model = self._model(bodies)
+        given = cluster
         problem, cluster = self._problem(time, bodies, model.configuration(), cluster)
         v_minus = model.velocity()
         if not np.isfinite(v_minus).all():
@@ -771,7 +787,12 @@ class ImpactSimulator:
         if problem is None:
             return None
         v_constrained = problem.constrained_velocity(v_minus)
-        if not (problem.normal_velocities(v_constrained) < -self.impact_velocity_threshold).any():
+        colliding = problem.normal_velocities(v_constrained) < -self.impact_velocity_threshold
+        if touching is not None:
+            new = np.array([contact.feature not in touching for contact in cluster])
+            if new.sum() == sum(contact.feature not in touching for contact in given):  # every newcomer has its row
+                colliding &= new
+        if not colliding.any():
             return None
         outcome = self.checked.check(problem, v_constrained, rng=self.rng)
         if outcome.failure:
