@@ -27,6 +27,7 @@ from .errors import (
     SamplesDroppedWarning,
     SetImpactError,
     SetImpactWarning,
+    SubstepsWarning,
     UnknownMotorWarning,
     UnstableDampingWarning,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "SequentialImpact",
     "SetImpactError",
     "SetImpactWarning",
+    "SubstepsWarning",
     "UnknownMotorWarning",
     "UnstableDampingWarning",
     "__version__",

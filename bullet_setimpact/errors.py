@@ -105,6 +105,12 @@ class JointAxisWarning(SetImpactWarning):
     disagree with the joint's motion; impacts use the unit axis."""
 
 
+class SubstepsWarning(SetImpactWarning):
+    """The world is stepped in substeps (``numSubSteps > 1``): Bullet detects and resolves
+    contacts in each, so an impact that lands inside a step can be absorbed by Bullet before
+    the simulator, which sees the world between whole steps, finds it."""
+
+
 class UnknownMotorWarning(SetImpactWarning):
     """A joint motor the simulator does not hold (set before it followed the client, at another
     time step, or by a command it does not model; or any motor of a world stepped in substeps)

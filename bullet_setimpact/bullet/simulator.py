@@ -50,6 +50,7 @@ from ..errors import (
     JointAxisWarning,
     RestitutionIgnoredWarning,
     SetImpactError,
+    SubstepsWarning,
     UnstableDampingWarning,
     warn,
 )
@@ -290,6 +291,11 @@ class ImpactSimulator:
         time step and the current configuration (:mod:`~bullet_setimpact.bullet.damping`): an
         impact that moves such a joint would be followed by Bullet spinning it up to its
         velocity clamp.
+    SubstepsWarning
+        At construction, and when the world's ``numSubSteps`` changes to another value above
+        1: Bullet resolves the contacts of each substep itself, so an impact landing inside a
+        step can be absorbed by Bullet (a box's second corner landing at 1.7 m/s within a step
+        of four substeps was, ``docs/architecture.md``).
     """
 
     def __init__(
@@ -346,6 +352,8 @@ class ImpactSimulator:
         self._given_erp = dict(erp or {})
         #: The bodies (by id and name) whose unknown active motors were reported (:mod:`.motors`).
         self._motors_warned: set[str] = set()
+        #: The ``numSubSteps`` last warned of (:class:`SubstepsWarning`; 1: none).
+        self._substeps_warned = 1
         self._follow()
         self._version = -1  # no model yet
         self._build()
@@ -396,6 +404,7 @@ class ImpactSimulator:
         self._skewed = {body.body: self._model((body.body,)) for body in tracked.bodies if body.skewed_axes}
         self._check_damping()
         self._check_axes()
+        self._check_substeps(int(parameters["numSubSteps"]))
         self._read_constraints()
         probe = self.finder.probe if self._version >= 0 and record.reset_version <= self._version else None  # reset deletes it
         opaque = following.shape_data_unsafe(self.client, self.world.body_ids)
@@ -523,6 +532,19 @@ class ImpactSimulator:
                     "(as calculateJacobian does). Normalize the axes in the model file",
                     JointAxisWarning,
                 )
+
+    def _check_substeps(self, substeps: int) -> None:
+        """Warn once per value of ``numSubSteps`` above 1 (:class:`SubstepsWarning`)."""
+        if substeps > 1 and substeps != self._substeps_warned:
+            warn(
+                f"the world is stepped in {substeps} substeps (numSubSteps={substeps}): Bullet detects and resolves contacts "
+                "in every substep, so an impact that lands inside a step can be absorbed by Bullet before the simulator, "
+                f"which sees the world between whole steps, finds it. For every impact to go to the law, step in single "
+                f"substeps: setPhysicsEngineParameter(numSubSteps=1, fixedTimeStep=dt / {substeps}) and step {substeps} "
+                "times as often",
+                SubstepsWarning,
+            )
+        self._substeps_warned = substeps
 
     def _read_constraints(self) -> None:
         """Read the user constraints impacts honour (:mod:`.constraints`), warning once of each
