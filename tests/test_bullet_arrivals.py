@@ -26,6 +26,7 @@ GRAVITY = 9.81
 DT = 1.0 / 240.0
 
 
+@pytest.mark.filterwarnings("ignore::bullet_setimpact.errors.UnknownMotorWarning")  # r2d2's load-time motors: loaded before
 @pytest.mark.parametrize("ground", GROUNDS)
 @pytest.mark.parametrize("name", ["cube", "sphere", "r2d2"])
 @pytest.mark.parametrize(("speed", "height"), [(5.0, 0.1), (0.0, 0.05)])

@@ -720,6 +720,7 @@ QUICK_WORLDS = ("a1", "humanoid", "cube")
 
 
 @pytest.mark.filterwarnings("ignore::bullet_setimpact.errors.UnstableDampingWarning")
+@pytest.mark.filterwarnings("ignore::bullet_setimpact.errors.UnknownMotorWarning")  # loaded unseen on purpose
 @pytest.mark.parametrize(
     "name", [*QUICK_WORLDS, *(pytest.param(world.name, marks=pytest.mark.slow) for world in DROP_WORLDS if world.name not in QUICK_WORLDS)]
 )

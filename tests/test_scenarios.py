@@ -8,6 +8,8 @@ and about ``g dt / 2`` slower than ``sqrt(2 g h)``; tolerances say so where it m
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pybullet as p
 import pytest
@@ -37,6 +39,17 @@ SCENARIOS = (
     "bouncing_ball",
     "hopping_leg",
 )
+
+
+@pytest.fixture(autouse=True)
+def followed() -> Iterator[None]:
+    """Every world here is built while the package follows the clients, as
+    :func:`~bullet_setimpact.montecarlo.scenario.make` (and so the CLI) builds it: the motors
+    the robots get at load and those the scripts command are known to their simulators, and
+    held through split steps (:mod:`bullet_setimpact.bullet.motors`)."""
+    following.follow()
+    yield
+    following.unfollow()
 
 
 def rollout(
@@ -134,19 +147,8 @@ def test_scenario_runs_half_a_second_under_every_law(client: int, name: str, law
     with that reason, and with ``on_failure="fallback"`` finish the run on the checked
     Anitescu-Potra outcome, saying why on every such event.
 
-    The worlds are built while the package follows the client, as under a hook: the failing
-    run's simulator still lives when the world is built again, and the motors a body gets at
-    load are held through split steps only when their load was seen (:mod:`.bullet.motors`),
-    so both runs must see it.
+    Both runs' worlds are built while the package follows the client (:func:`followed`).
     """
-    following.follow()
-    try:
-        _run_every_law(client, name, law)
-    finally:
-        following.unfollow()
-
-
-def _run_every_law(client: int, name: str, law: str) -> None:
     scenario = build(name, client)
     assert scenario.name == name
     assert scenario.client == client
