@@ -221,11 +221,11 @@ class _Step:
 @dataclass(frozen=True)
 class _Arrival:
     """What a trial step found arriving: the features, whether Bullet pushed any before contact,
-    their smallest gap after the trial, and the features touching before it."""
+    their gaps after the trial, and the features touching before it."""
 
     features: list[Feature]
     pushed: bool
-    end_gap: float
+    end_gaps: dict[Feature, float]
     touching: Collection[Feature]
 
 
@@ -639,7 +639,7 @@ class ImpactSimulator:
             if step.quiet and not approaching:
                 self._start_budget(step, contacts, nearby)
             return None
-        return _Arrival(features, bool(pushed), min(gaps[feature] for feature in features), touching)
+        return _Arrival(features, bool(pushed), gaps, touching)
 
     def _within_budget(self, step: _Step, touching: set, points: BulletPoints) -> bool:
         """Whether every resting-contact certificate held over the trial step just taken, so the
@@ -667,8 +667,10 @@ class ImpactSimulator:
 
         Localized just inside contact, so Bullet's manifold holds the new points as resting
         contacts afterwards; a speculative contact (Bullet pushes before penetration) can only
-        be caught just outside.  In free flight (no snapshot: the contact arrived from beyond
-        :data:`LOOKAHEAD` within one step) it is resolved at the step's end."""
+        be caught just outside.  A feature already there when the step began (a point Bullet
+        pushed at a gap of about 0) cannot be localized; the others are, or the impact is at the
+        step's start when none is left.  In free flight (no snapshot: the contact arrived from
+        beyond :data:`LOOKAHEAD` within one step) it is resolved at the step's end."""
         if step.snapshot is None:
             logger.warning(
                 "a contact arrived from beyond %.3f m within one step at t = %.6f s; resolved at the step's end",
@@ -676,21 +678,27 @@ class ImpactSimulator:
                 step.start + step.dt,
             )
             return step.remaining
-        snapshot, features = step.snapshot, arrival.features
+        snapshot = step.snapshot
         # gaps measured to the lookahead (not clamped near contact): the root find's first
         # secant step is only as good as the two ends' gaps
         far = LOOKAHEAD
-        end_gap = max(arrival.end_gap, -far)
-        start_gap = min(self._feature_gaps_at(step, 0.0, features, far), far)
+        target = TARGET_FRACTION * self.contact_tolerance * (1.0 if arrival.pushed else -1.0)
+        self._simulate_from(step, snapshot, 0.0)
+        start_gaps = self.finder.feature_gaps(arrival.features, far)
+        features = [feature for feature in arrival.features if start_gaps[feature] > target]
         evaluated = [0.0]  # the time the world is at: the last evaluation's
 
         def gap_after(tau: float) -> float:
             evaluated[0] = tau
             return self._feature_gaps_at(step, tau, features, far)
 
-        target = TARGET_FRACTION * self.contact_tolerance * (1.0 if arrival.pushed else -1.0)
         accuracy = TARGET_FRACTION * self.contact_tolerance
-        tau = 0.0 if start_gap <= target else localize(gap_after, step.remaining, target, start_gap, end_gap, accuracy)
+        if features:
+            start_gap = min(min(start_gaps[feature] for feature in features), far)
+            end_gap = max(min(arrival.end_gaps[feature] for feature in features), -far)
+            tau = localize(gap_after, step.remaining, target, start_gap, end_gap, accuracy)
+        else:
+            tau = 0.0
         if evaluated[0] != tau:  # brentq's last evaluation is usually the root: the world is there
             self._simulate_from(step, snapshot, tau)
         return tau
