@@ -153,7 +153,7 @@ def test_every_event_resolves_a_contact_that_arrived() -> None:
                 normal = event.problem.normal_velocities(event.problem.constrained_velocity(event.v_minus))
                 arrived = [
                     speed < -simulator.impact_velocity_threshold
-                    for contact, speed in zip(event.contacts, normal)
+                    for contact, speed in zip(event.contacts, normal, strict=True)
                     if contact.feature not in touching_before[-1]
                 ]
                 assert any(arrived), f"an event at t = {time} without an arrival"
@@ -188,7 +188,9 @@ def test_an_arrival_is_localized_past_a_feature_already_in_contact(client: int) 
     cube = p.loadURDF(str(Path(pybullet_data.getDataPath()) / "cube_small.urdf"), [1.0, 0.0, 0.025], physicsClientId=client)
     for _ in range(24):  # the cube settles on the ground
         p.stepSimulation(physicsClientId=client)
-    p.resetBasePositionAndOrientation(sphere, [0.0, 0.0, 0.05 + 0.5 * _sphere_diameter(client, sphere)], [0, 0, 0, 1], physicsClientId=client)
+    p.resetBasePositionAndOrientation(
+        sphere, [0.0, 0.0, 0.05 + 0.5 * _sphere_diameter(client, sphere)], [0, 0, 0, 1], physicsClientId=client
+    )
     p.resetBaseVelocity(sphere, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=client)
     simulator = ImpactSimulator(get_law("routh"), client, seed=0)
     resting = next(c.feature for c in simulator.finder.contacts() if cube in (c.body_a, c.body_b) and c.feature[0] == "vertex")

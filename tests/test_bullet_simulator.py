@@ -12,7 +12,7 @@ import pybullet_data
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, SamplesDroppedWarning
+from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, SamplesDroppedWarning, SubstepsWarning
 from bullet_setimpact.bullet.assembly import contact_problem
 from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.events import localize
@@ -600,19 +600,17 @@ def test_a_world_in_substeps_is_warned_of_and_single_substeps_resolve_every_land
     the fall, ``v = 1.2 + g t`` with ``t`` about 0.03 s (some 1.5 m/s), then the corners of the
     other edges as the box rotates onto its face, each faster than 1 m/s (the box falls and
     rotates on); with four substeps a step, Bullet absorbed them (docs/architecture.md)."""
-    from bullet_setimpact import SubstepsWarning
-
     _tilted_box_dropped(client, 4.0 / 240.0, 4)
     with pytest.warns(SubstepsWarning, match=r"4 substeps .*numSubSteps=1, fixedTimeStep=dt / 4.*4 times as often") as warned:
         simulator = ImpactSimulator("routh", client, seed=0)
-        simulator.step()
     assert len([w for w in warned if w.category is SubstepsWarning]) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", SubstepsWarning)
+        simulator.step()
         p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)  # the world changes, numSubSteps does not
         simulator.step()
+    p.setPhysicsEngineParameter(numSubSteps=2, physicsClientId=client)
     with pytest.warns(SubstepsWarning, match="2 substeps"):
-        p.setPhysicsEngineParameter(numSubSteps=2, physicsClientId=client)
         simulator.step()
     simulator.close()
 
