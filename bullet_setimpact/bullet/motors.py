@@ -207,18 +207,16 @@ class MotorHold:
         commands that set them, in their order; and the joints whose motor is not known.  A
         command given at another time step fixed a cap that is not ``force * dt``: its joints are
         not known.  With substeps no motor is held: every joint's is not known."""
-        known: dict[int, Motor | None] = {}
-        if body.body in self.record.loaded:
-            known = dict.fromkeys((joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1), LOAD_MOTOR)
+        single = [joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1]
+        if self.substeps > 1:
+            return {}, [], single
+        known: dict[int, Motor | None] = dict.fromkeys(single, LOAD_MOTOR) if body.body in self.record.loaded else {}
         setters: dict[int, MotorCall] = {}
         for call in sorted(self.record.motor_calls.get(body.body, {}).values(), key=lambda call: call.order):
             current = call.time_step is not None and call.time_step == self.record.time_step
             for joint, motor in commanded(call).items():
                 known[joint] = motor if current else None
                 setters[joint] = call
-        single = [joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1]
-        if self.substeps > 1:
-            return {}, [], single
         motors = {joint: motor for joint, motor in known.items() if motor is not None and joint in single and motor.force != 0.0}
         calls = {setters[joint].order: setters[joint] for joint in motors if joint in setters}
         return motors, [calls[order] for order in sorted(calls)], [joint for joint in single if known.get(joint) is None]
