@@ -27,7 +27,6 @@ from .errors import (
     SamplesDroppedWarning,
     SetImpactError,
     SetImpactWarning,
-    SubstepsWarning,
     UnknownMotorWarning,
     UnstableDampingWarning,
 )
@@ -98,7 +97,6 @@ __all__ = [
     "SequentialImpact",
     "SetImpactError",
     "SetImpactWarning",
-    "SubstepsWarning",
     "UnknownMotorWarning",
     "UnstableDampingWarning",
     "__version__",

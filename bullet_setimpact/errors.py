@@ -105,14 +105,8 @@ class JointAxisWarning(SetImpactWarning):
     disagree with the joint's motion; impacts use the unit axis."""
 
 
-class SubstepsWarning(SetImpactWarning):
-    """The world is stepped in substeps (``numSubSteps > 1``): Bullet detects and resolves
-    contacts in each, so an impact that lands inside a step can be absorbed by Bullet before
-    the simulator, which sees the world between whole steps, finds it."""
-
-
 class UnknownMotorWarning(SetImpactWarning):
     """A joint motor the simulator does not hold (set before it followed the client, at another
-    time step, or by a command it does not model; or any motor of a world stepped in substeps)
-    was active before a step split at an impact: Bullet applies it in every part with the whole
-    step's impulse limit, up to twice its force (:mod:`bullet_setimpact.bullet.motors`)."""
+    time step, or by a command it does not model) was active before a step split at an impact:
+    Bullet applies it in every part with the whole step's impulse limit, up to twice its force
+    (:mod:`bullet_setimpact.bullet.motors`)."""

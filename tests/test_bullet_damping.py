@@ -87,7 +87,8 @@ def test_bullet_scales_the_fastest_mode_by_the_predicted_factor(client: int, sub
     here (measured: 2e-9).  The kuka's factor is about -2.6, so the check is not of a stable case.
     With ``numSubSteps = 4`` one ``stepSimulation`` still scales the mode by the whole step's
     factor (measured: the torque ``-c qdot`` is computed once per call), which is why the check
-    uses ``fixedTimeStep`` whatever ``numSubSteps`` is.  The free-base model's velocity also has
+    of a plain world uses ``fixedTimeStep`` whatever ``numSubSteps`` is (the simulator steps
+    Bullet one substep at a time: its check uses the substep).  The free-base model's velocity also has
     the base's 6 undamped entries, which the mode carries too (the joints' reaction on the base)."""
     arm = _kuka(client, free_base)
     p.setGravity(0.0, 0.0, 0.0, physicsClientId=client)
@@ -115,7 +116,9 @@ def test_the_simulator_warns_of_unstable_damping_at_its_time_step(client: int) -
     joint; at 1 kHz ``dt lambda_max`` is 240 / 1000 of its 240 Hz value ``3.58``, 0.86 < 2: stable,
     no warning, at construction or in a step; set back to 240 Hz after construction, the next step
     warns, once.  The warning names the body, the joint, and both remedies, and points at the
-    caller's line."""
+    caller's line.  In 4 substeps of 240 Hz the simulator steps Bullet at 960 Hz, each step after
+    the damping torque (``dt lambda_max`` 3.58 / 4 = 0.90 < 2): no warning, where plain Bullet's
+    one torque per ``stepSimulation`` keeps the 240 Hz factor."""
     _kuka(client)
     p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
     expected = r"'lbr_iiwa'.*'lbr_iiwa_joint_7'.*grows 2\.\d+x per step.*damping by 0\.\d+ or less.*jointDamping.*numSubSteps"
@@ -139,6 +142,11 @@ def test_the_simulator_warns_of_unstable_damping_at_its_time_step(client: int) -
         simulator.step()  # the same time step again: not checked again
     (warned,) = [entry for entry in recorded if issubclass(entry.category, UnstableDampingWarning)]
     assert re.search(expected, str(warned.message)) and warned.filename == __file__
+    p.setPhysicsEngineParameter(numSubSteps=4, physicsClientId=client)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnstableDampingWarning)
+        simulator.step()
+    assert unstable_damping(WorldModel(client), DT / 4) == [] and unstable_damping(WorldModel(client)) != []
 
 
 def test_the_warnings_remedies_are_stable(client: int) -> None:

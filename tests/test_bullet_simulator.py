@@ -12,7 +12,7 @@ import pybullet_data
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, SamplesDroppedWarning, SubstepsWarning
+from bullet_setimpact import AnitescuPotraImpact, ImpactProblem, LCPError, RouthImpact, SamplesDroppedWarning
 from bullet_setimpact.bullet.assembly import contact_problem
 from bullet_setimpact.bullet.contacts import ContactFinder
 from bullet_setimpact.bullet.events import localize
@@ -576,54 +576,3 @@ def test_collision_detection_between_steps_changes_no_later_step() -> None:
             p.disconnect(cid)
 
     assert throw(detect=True) == throw(detect=False)
-
-
-def _tilted_box_dropped(client: int, time_step: float, substeps: int) -> int:
-    """A 1 kg box (0.2 x 0.1 x 0.06 m) rolled 0.3 rad, its lowest corner 3 cm above the box
-    ground, thrown down at 1.2 m/s, in a world stepped at ``time_step`` in ``substeps``."""
-    p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)
-    p.setPhysicsEngineParameter(fixedTimeStep=time_step, numSubSteps=substeps, physicsClientId=client)
-    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
-    shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.05, 0.03], physicsClientId=client)
-    lowest = 0.1 * np.sin(0.3) + 0.03
-    box = p.createMultiBody(1.0, shape, -1, [0.0, 0.0, lowest + 0.03], p.getQuaternionFromEuler([0.3, 0.05, 0.0]), physicsClientId=client)
-    p.resetBaseVelocity(box, [0.0, 0.0, -1.2], [0.0, 0.0, 0.0], physicsClientId=client)
-    return box
-
-
-def test_a_world_in_substeps_is_warned_of_and_single_substeps_resolve_every_landing(client: int) -> None:
-    """Bullet detects and resolves contacts in every substep of a step, where the simulator
-    cannot see them: stepped in ``numSubSteps = 4``, the world is warned of
-    (:class:`SubstepsWarning`), once for that value, and again when the user's code sets
-    another value above 1.  The remedy the warning names, single substeps four times as often,
-    gives the law every landing of a tilted box thrown down: its first corner at 1.2 m/s plus
-    the fall, ``v = 1.2 + g t`` with ``t`` about 0.03 s (some 1.5 m/s), then the corners of the
-    other edges as the box rotates onto its face, each faster than 1 m/s (the box falls and
-    rotates on); with four substeps a step, Bullet absorbed them (docs/architecture.md)."""
-    _tilted_box_dropped(client, 4.0 / 240.0, 4)
-    with pytest.warns(SubstepsWarning, match=r"4 substeps .*numSubSteps=1, fixedTimeStep=dt / 4.*4 times as often") as warned:
-        simulator = ImpactSimulator("routh", client, seed=0)
-    assert len([w for w in warned if w.category is SubstepsWarning]) == 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SubstepsWarning)
-        simulator.step()
-        p.setGravity(0.0, 0.0, -9.81, physicsClientId=client)  # the world changes, numSubSteps does not
-        simulator.step()
-    p.setPhysicsEngineParameter(numSubSteps=2, physicsClientId=client)
-    with pytest.warns(SubstepsWarning, match="2 substeps"):
-        simulator.step()
-    simulator.close()
-
-    single = p.connect(p.DIRECT)
-    try:
-        box = _tilted_box_dropped(single, 1.0 / 240.0, 1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", SubstepsWarning)
-            remedy = ImpactSimulator("routh", single, seed=0)
-            for _ in range(24):  # 0.1 s
-                remedy.step()
-        speeds = [-float(np.min(event.problem.normal_velocities(event.v_minus))) for event in remedy.events]
-        assert len([speed for speed in speeds if speed > 1.0]) >= 3, speeds
-        assert all(event.bodies == (box,) for event in remedy.events)
-    finally:
-        p.disconnect(single)

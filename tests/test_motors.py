@@ -98,11 +98,13 @@ def world() -> Iterator[tuple[int, ImpactSimulator, int]]:
         p.disconnect(client)
 
 
-def _plain(command: dict) -> tuple[float, float]:
-    """The arm's joint after one plain Bullet step under ``command`` (the premise's check)."""
+def _plain(command: dict, **parameters: float) -> tuple[float, float]:
+    """The arm's joint after one plain Bullet step under ``command`` (the premise's check), in a
+    world with the engine ``parameters`` given."""
     client = p.connect(p.DIRECT)
     try:
         arm = _arm_world(client)
+        p.setPhysicsEngineParameter(physicsClientId=client, **parameters)
         if command:
             p.setJointMotorControl2(arm, 0, physicsClientId=client, **command)
         p.stepSimulation(physicsClientId=client)
@@ -127,6 +129,39 @@ def test_a_saturated_position_motor_applies_its_limit_once_over_a_split_step(wor
     assert _joint(client, arm)[1] == pytest.approx(expected, rel=1e-9)
     simulator.step()
     assert _joint(client, arm)[1] == pytest.approx(2 * expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("force", [0.5, 1e4])
+def test_motors_in_substeps_act_as_in_bullets_substeps_over_a_split_step(force: float, world: tuple[int, ImpactSimulator, int]) -> None:
+    """The world stepped at ``4 dt`` in 4 substeps: Bullet runs each substep's motor row at
+    ``h = dt`` with the cap ``force * 4 dt`` the command fixed, target 1 rad from rest, ``kp = 0.1``,
+    ``kd = 1``.  Saturated (force 0.5: ``V = 0.1 / dt = 24`` rad/s needs 4.3 N s, the cap is
+    0.0083 N s), each substep adds ``0.5 * 4 dt / I``: 16 times a single step's increment over
+    the step.  Unsaturated (force 1e4), each substep meets ``V = 0.1 (1 - q) / h`` (``qdot`` cancels
+    with ``kd = 1``) and moves ``q`` by ``h V``, so ``1 - q`` shrinks by 0.9 a substep:
+    ``q = 1 - 0.9^4`` and ``qdot = 0.1 * 0.9^3 / dt`` after the step.  Plain Bullet's step gives
+    both; so does the simulator's, whose first substep the ball's impact (0.5 mm above the
+    ground at 1 m/s) splits: the substep's motor is held through its parts with its cap."""
+    client, simulator, arm = world
+    command = {**SATURATED, "force": force}
+    substeps = {"fixedTimeStep": 4 * DT, "numSubSteps": 4}
+    if force == 0.5:
+        expected_q, expected_qdot = None, 16 * force * DT / INERTIA
+    else:
+        expected_q, expected_qdot = 1.0 - 0.9**4, 0.1 * 0.9**3 / DT
+    results = [_plain(command, **substeps)]
+    p.setPhysicsEngineParameter(physicsClientId=client, **substeps)
+    p.setJointMotorControl2(arm, 0, physicsClientId=client, **command)
+    start = simulator.time
+    (event,) = simulator.step()
+    assert start < event.time < start + DT  # in the first substep
+    results.append(_joint(client, arm))
+    for q, qdot in results:
+        assert qdot == pytest.approx(expected_qdot, rel=1e-9)
+        if expected_q is not None:
+            assert q == pytest.approx(expected_q, rel=1e-9)
+    assert p.getPhysicsEngineParameters(physicsClientId=client)["numSubSteps"] == 4
+    assert p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"] == 4 * DT
 
 
 def test_the_same_time_step_set_again_keeps_the_motor_known(world: tuple[int, ImpactSimulator, int]) -> None:
@@ -207,14 +242,13 @@ def _spy_motor_commands(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]
     return issued
 
 
-@pytest.mark.parametrize("case", ["loaded before", "substeps", "another time step"])
+@pytest.mark.parametrize("case", ["loaded before", "another time step"])
 def test_motors_not_known_are_left_as_bullet_runs_them(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """No motor command is issued for the arm through its split step when its motor is not
     known: loaded before any simulator followed the client and never commanded since (a
-    torque-controlled robot's code disables the load-time motor); a world stepped in 4
-    substeps, where Bullet recomputes the target in each; or a command given at another time
-    step (its cap was fixed at that step: ``force * dt`` then, not now).  A motor commanded afterwards
-    at the current time step is held, and issued again after the step."""
+    torque-controlled robot's code disables the load-time motor); or a command given at another
+    time step (its cap was fixed at that step: ``force * dt`` then, not now).  A motor commanded
+    afterwards at the current time step is held, and issued again after the step."""
     assert_unfollowed()
     client = p.connect(p.DIRECT)
     try:
@@ -225,31 +259,29 @@ def test_motors_not_known_are_left_as_bullet_runs_them(case: str, monkeypatch: p
             simulator = ImpactSimulator("routh", client, seed=0)
             arm = _arm_world(client)
             p.setJointMotorControl2(arm, 0, physicsClientId=client, **SATURATED)
-            settings = {"numSubSteps": 4} if case == "substeps" else {"fixedTimeStep": DT / 2}
-            p.setPhysicsEngineParameter(physicsClientId=client, **settings)
+            p.setPhysicsEngineParameter(fixedTimeStep=DT / 2, physicsClientId=client)
         issued = _spy_motor_commands(monkeypatch)
         _split_step(simulator)
         assert not issued
-        if case != "substeps":
-            p.setJointMotorControl2(arm, 0, physicsClientId=client, **SATURATED)
-            p.resetBasePositionAndOrientation(1, [0, 0, 0.1005], [0, 0, 0, 1], physicsClientId=client)
-            p.resetBaseVelocity(1, [0, 0, -1.0], physicsClientId=client)
-            _split_step(simulator)
-            assert ("setJointMotorControlArray", arm) in issued and ("setJointMotorControl2", arm) in issued
+        p.setJointMotorControl2(arm, 0, physicsClientId=client, **SATURATED)
+        p.resetBasePositionAndOrientation(1, [0, 0, 0.1005], [0, 0, 0, 1], physicsClientId=client)
+        p.resetBaseVelocity(1, [0, 0, -1.0], physicsClientId=client)
+        _split_step(simulator)
+        assert ("setJointMotorControlArray", arm) in issued and ("setJointMotorControl2", arm) in issued
         simulator.close()
     finally:
         p.disconnect(client)
 
 
-@pytest.mark.parametrize(("case", "warns"), [("load-time motor", True), ("switched off", False), ("substeps", True)])
+@pytest.mark.parametrize(("case", "warns"), [("load-time motor", True), ("switched off", False), ("substeps", False)])
 def test_an_active_motor_left_alone_is_reported_once(case: str, warns: bool) -> None:
     """The arm loaded before the simulator, its joint spinning at 20 rad/s, the ball 6 mm above
     the ground (it strikes in the second step).  In the first step the load-time motor brakes
     the joint, so the split second step finds an active motor it does not know: an
     :class:`UnknownMotorWarning` naming the joint, once.  Switched off before the simulator
     (``VELOCITY_CONTROL``, ``force=0``, as torque control needs), the motor applies no torque:
-    no warning.  Commanded while the simulator lives but in 4 substeps, it is active and left
-    alone: the warning says why.  It names this file's line, though it is raised in a
+    no warning.  Commanded while the simulator lives, in a world stepped in 4 substeps, it is
+    known and held: no warning.  It names this file's line, though it is raised in a
     localization's re-simulation, under SciPy's root find."""
     assert_unfollowed()
     client = p.connect(p.DIRECT)
@@ -277,7 +309,6 @@ def test_an_active_motor_left_alone_is_reported_once(case: str, warns: bool) -> 
         if warns:
             name = p.getJointInfo(arm, 0, physicsClientId=client)[1].decode()
             assert reports[0].startswith(f"body {arm} ") and f"joints {name} " in reports[0]
-            assert ("4 substeps" in reports[0]) == (case == "substeps")
         simulator.close()
     finally:
         p.disconnect(client)
@@ -386,12 +417,16 @@ def test_commands_are_read_as_pybullet_reads_them() -> None:
 def test_the_target_is_bullets_row() -> None:
     """``V = kp (q* - q) / dt + qdot + kd (qdot* - qdot)``, ``q*`` clamped to ordered limits (not
     to unordered ones: a continuous joint): worked by hand.  (Bullet itself clamps ``V`` to the
-    motor's maximum velocity, which the hold leaves as it was.)"""
+    motor's maximum velocity, which the hold leaves as it was.)  The hold's force: the load-time
+    motor's 1 N s a step of 0.01 s, 100 N whatever the substeps; a commanded one's, its force
+    in a single substep, 4 times it in one of 4 (the cap ``force * 4 h`` spread over ``h``)."""
     motor = Motor(2.0, 1.0, 0.1, 0.5, 10.0)
     assert motor.target(0.0, 4.0, 0.01, (-1.0, 1.0)) == pytest.approx(0.1 * 1.0 / 0.01 + 4.0 + 0.5 * (1.0 - 4.0))
     assert motor.target(0.0, 4.0, 0.01, (0.0, -1.0)) == pytest.approx(0.1 * 2.0 / 0.01 + 4.0 + 0.5 * (1.0 - 4.0))
     assert Motor(None, 1.0, 0.0, 0.25, None).target(5.0, 4.0, 0.01, (-1.0, 1.0)) == pytest.approx(4.0 + 0.25 * (1.0 - 4.0))
-    assert Motor(None, 0.0, 0.0, 1.0, None).hold_force(0.01) == pytest.approx(100.0)
+    load_time = Motor(None, 0.0, 0.0, 1.0, None)
+    assert load_time.hold_force(0.01, 1) == load_time.hold_force(0.01, 4) == pytest.approx(100.0)
+    assert (motor.hold_force(0.01, 1), motor.hold_force(0.01, 4)) == (10.0, 40.0)
 
 
 @given(st.floats(min_value=1e-5, max_value=0.1))

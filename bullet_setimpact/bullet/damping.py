@@ -46,8 +46,10 @@ class DampingInstability:
     joint: str
     #: That joint's damping as PyBullet reports it [N m s/rad, or N s/m for a prismatic joint].
     damping: float
-    #: Bullet's step [s] the check used: ``fixedTimeStep`` (with ``numSubSteps`` too, one
-    #: ``stepSimulation`` scales the mode by ``1 - fixedTimeStep * lambda``, measured).
+    #: The step [s] the check used: that of one ``stepSimulation``, before which PyBullet
+    #: applies the damping (``fixedTimeStep``: with ``numSubSteps`` too, one ``stepSimulation``
+    #: scales the mode by ``1 - fixedTimeStep * lambda``, measured; the simulator's, which steps
+    #: Bullet one substep at a time, ``fixedTimeStep / numSubSteps``).
     time_step: float
     #: ``|1 - dt lambda_max|``: the factor by which the mode grows every step (> 1).
     growth: float
@@ -70,7 +72,8 @@ class DampingInstability:
             "sign, up to Bullet's clamp of 100 rad/s, once anything moves it faster than its motor absorbs in a step. Scale the "
             f"body's joint damping by {scale:.3g} or less ({_rounded_down(scale / 2.0):.3g} stops that mode in one step; "
             f"changeDynamics(body, joint, jointDamping=...)) or step {_rounded_down(self.stable_time_step):.3g} s or less "
-            "(numSubSteps does not help: the torque is applied once per stepSimulation). PyBullet reports the URDF's damping "
+            "(fixedTimeStep / numSubSteps: the simulator steps Bullet one substep at a time, each after the torque). "
+            "PyBullet reports the URDF's damping "
             "even after changeDynamics: if you lowered it already, filter this warning"
         )
 
@@ -91,9 +94,10 @@ def damping_growth(mass_matrix: np.ndarray, damping: np.ndarray, time_step: floa
     return abs(1.0 - time_step * largest), largest, modes[:, -1]
 
 
-def unstable_damping(model: WorldModel) -> list[DampingInstability]:
+def unstable_damping(model: WorldModel, time_step: float | None = None) -> list[DampingInstability]:
     """The dynamic bodies of ``model`` whose joint damping (as ``getJointInfo`` reports it) grows
-    a mode at the client's current step and configuration (see the module docstring)."""
+    a mode at the current configuration, stepped by ``stepSimulation`` at ``time_step`` (default:
+    the client's ``fixedTimeStep``; see the module docstring)."""
     client = model.client
     damped: dict[int, np.ndarray] = {}
     for candidate in model.bodies:
@@ -104,7 +108,8 @@ def unstable_damping(model: WorldModel) -> list[DampingInstability]:
         return []
     restricted = model.restrict(damped)
     mass_matrix = restricted.configuration().mass_matrix()
-    time_step = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
+    if time_step is None:
+        time_step = float(p.getPhysicsEngineParameters(physicsClientId=client)["fixedTimeStep"])
     found = []
     for body, damping in damped.items():
         block = restricted.block(body)

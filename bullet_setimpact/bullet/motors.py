@@ -10,7 +10,9 @@ In a step of ``h`` the motor is one constraint row (``createConstraintRows``): r
 
 from the state at the step's start, with an impulse of at most its cap: ``force * h`` at the
 time step of the command (``PhysicsServerCommandProcessor``), or 1 N s for the load-time motor
-whatever ``h``.
+whatever ``h``.  A world stepped in ``K`` substeps runs each substep's row at ``h = dt / K``
+with the cap ``force * dt`` fixed by the command: the simulator steps it substep by substep
+(:class:`~.simulator.ImpactSimulator`), each a whole step here, with ``K`` times the force.
 
 A step the simulator splits at an impact is several Bullet steps of ``h < dt`` (localization,
 the rest of the step).  Left alone, each part would keep the whole step's cap and compute ``V``
@@ -30,8 +32,7 @@ The motors known are those commanded while the simulator followed the client
 current time step, and the load-time motors of the bodies loaded meanwhile.  The others (set
 before, or at another time step, whose cap is not ``force * dt``; set with
 ``setJointMotorControlMultiDof*``, or in ``PD_CONTROL`` or ``STABLE_PD_CONTROL``, which PyBullet
-runs through its PD plugin; the motors of spherical joints; every motor of a world stepped in
-``numSubSteps`` substeps, :class:`MotorHold`) are left as Bullet runs them.  When
+runs through its PD plugin; the motors of spherical joints) are left as Bullet runs them.  When
 one of them applied a torque in the step before a split one, the simulator says so once per
 body (:class:`~bullet_setimpact.errors.UnknownMotorWarning`); a motor switched off
 (``VELOCITY_CONTROL`` with ``force=0``, as torque control needs) applies none.
@@ -102,10 +103,11 @@ class Motor(NamedTuple):
             held += self.kp * (position - q) / dt
         return held
 
-    def hold_force(self, dt: float) -> float:
-        """The force of the motor holding it: in a part of ``h`` Bullet caps the impulse at
-        ``force * h``, the part's share of the whole step's cap."""
-        return LOAD_MOTOR_IMPULSE / dt if self.force is None else self.force
+    def hold_force(self, dt: float, substeps: int) -> float:
+        """The force of the motor holding it in a part of ``h`` of a step of ``dt``, one of the
+        world step's ``substeps``: Bullet caps the impulse at ``force * h``, the part's share of
+        the step's cap (the command's ``force * substeps * dt``, or 1 N s)."""
+        return LOAD_MOTOR_IMPULSE / dt if self.force is None else self.force * substeps
 
 
 #: The motor ``createJointMotors`` gives each revolute and prismatic joint at load.
@@ -185,11 +187,8 @@ class _Held:
 
 class MotorHold:
     """Holds the known motors of the tracked bodies through the parts of a split step (module
-    docstring).  :meth:`hold` before each part, :meth:`restore` after the step.
-
-    With ``substeps > 1`` (``setPhysicsEngineParameter(numSubSteps=...)``) Bullet recomputes a
-    motor's target in each substep of a step, so no one held target is the whole step's: the
-    motors are then left as Bullet runs them."""
+    docstring), in a world stepped in ``substeps`` substeps (``numSubSteps``, at least 1).
+    :meth:`hold` before each part, :meth:`restore` after the step, at the world's time step."""
 
     def __init__(self, client: int, record: ClientWorld, bodies: Sequence[BodyModel], substeps: int, warned: set[str]) -> None:
         self.client = client
@@ -206,10 +205,8 @@ class MotorHold:
         """The known motors of ``body``'s revolute and prismatic joints with a cap, by joint; the
         commands that set them, in their order; and the joints whose motor is not known.  A
         command given at another time step fixed a cap that is not ``force * dt``: its joints are
-        not known.  With substeps no motor is held: every joint's is not known."""
+        not known."""
         single = [joint for joint, dofs in zip(body.joints, body.joint_dofs, strict=True) if dofs == 1]
-        if self.substeps > 1:
-            return {}, [], single
         known: dict[int, Motor | None] = dict.fromkeys(single, LOAD_MOTOR) if body.body in self.record.loaded else {}
         setters: dict[int, MotorCall] = {}
         for call in sorted(self.record.motor_calls.get(body.body, {}).values(), key=lambda call: call.order):
@@ -221,10 +218,15 @@ class MotorHold:
         calls = {setters[joint].order: setters[joint] for joint in motors if joint in setters}
         return motors, [calls[order] for order in sorted(calls)], [joint for joint in single if known.get(joint) is None]
 
+    @property
+    def holding(self) -> bool:
+        """Whether motors are held: :meth:`restore` has commands to issue again."""
+        return self._held is not None
+
     def hold(self, origin: Snapshot, dt: float) -> None:
-        """Before a part of a split step (the time step already set to the part's length): every
-        known motor held at the whole step's ``V`` from ``origin``, the state the step started
-        from, with its part of the cap."""
+        """Before a part of a split step of ``dt`` (the time step already set to the part's
+        length): every known motor held at the whole step's ``V`` from ``origin``, the state
+        the step started from, with its part of the cap."""
         if self._held is None or origin is not self._origin:
             self._origin, self._held = origin, self._targets(origin, dt)
         command = ORIGINALS["setJointMotorControlArray"]
@@ -256,7 +258,9 @@ class MotorHold:
             joints = sorted(motors)
             positions, rates = state.joint_positions, state.joint_velocities
             velocities = [motors[joint].target(positions[column[joint]][0], rates[column[joint]][0], dt, limits[joint]) for joint in joints]
-            found.append(_Held(body.body, joints, velocities, [motors[joint].hold_force(dt) for joint in joints], motors, calls))
+            found.append(
+                _Held(body.body, joints, velocities, [motors[joint].hold_force(dt, self.substeps) for joint in joints], motors, calls)
+            )
         return found
 
     def _report(self, body: BodyModel, active: list[int]) -> None:
@@ -267,27 +271,19 @@ class MotorHold:
             return
         self.warned.add(key)
         names = ", ".join(body.joint_names[body.joints.index(joint)] for joint in active)
-        if self.substeps > 1:
-            why = (
-                f"the world is stepped in {self.substeps} substeps, where Bullet computes each motor's target again in each; "
-                "with numSubSteps=1 the motors the simulator knows are held"
-            )
-        else:
-            why = (
-                "the simulator does not know them: they were set before it followed the client, at another time step, or "
-                "by a command it does not model (multi-DoF, PD). Issue their commands again with setJointMotorControl2 or "
-                "setJointMotorControlArray while it lives, or create it (or the hook) before loading the body"
-            )
         warn(
             f"body {body.body} ({body.name!r}): the motors of joints {names} are active but not held through a step split "
             "at an impact, so Bullet applies them in every part of such a step with the whole step's impulse limit, up to "
-            f"twice their force: {why}",
+            "twice their force: the simulator does not know them: they were set before it followed the client, at another "
+            "time step, or by a command it does not model (multi-DoF, PD). Issue their commands again with "
+            "setJointMotorControl2 or setJointMotorControlArray while it lives, or create it (or the hook) before loading the body",
             UnknownMotorWarning,
         )
 
     def restore(self, dt: float) -> None:
-        """After a split step held its motors (the time step back at ``dt``): the load-time motors
-        as loaded, and the commands that set the others issued again, in their order."""
+        """After a split step held its motors (the time step back at the world's ``dt``): the
+        load-time motors as loaded, and the commands that set the others issued again, in their
+        order."""
         if self._held is None:
             return
         held, self._held, self._origin = self._held, None, None

@@ -1,7 +1,8 @@
 """``ImpactSimulator``: a drop-in for ``p.stepSimulation()`` that hands every impact to a law.
 
 Each call of :meth:`ImpactSimulator.step` advances one Bullet time step, in stages that
-share one per-step context (:class:`_Step`):
+share one per-step context (:class:`_Step`); a world stepped in ``numSubSteps`` substeps is
+advanced substep by substep, each through the same stages (:meth:`ImpactSimulator.step`):
 
 0. begin: model the world anew if the user's code changed it (:mod:`.following`), take the
    step commands (torques, external forces) to issue again in every partial Bullet step, and
@@ -50,7 +51,6 @@ from ..errors import (
     JointAxisWarning,
     RestitutionIgnoredWarning,
     SetImpactError,
-    SubstepsWarning,
     UnstableDampingWarning,
     warn,
 )
@@ -180,6 +180,9 @@ class _Step:
         The events resolved so far.
     spent : bool
         Whether a Bullet step since the commands were issued used them up.
+    split : bool
+        Whether a Bullet step of this step ran: the next one is a part of a split step, whose
+        joint motors are held (:mod:`.motors`).
     end : Snapshot or None
         The state after the last trial, when the resting-contact certificates read it.
     origin : Snapshot or None
@@ -193,6 +196,7 @@ class _Step:
     done: float = 0.0
     events: list[ImpactEvent] = field(default_factory=list)
     spent: bool = False
+    split: bool = False
     end: Snapshot | None = None
     origin: Snapshot | None = None
 
@@ -283,6 +287,19 @@ class ImpactSimulator:
     external forces issued before a step act in every part of a step the simulator splits,
     as in Bullet's whole step; the law sees the free multibody during the instantaneous impact.
 
+    A world stepped in ``numSubSteps = K > 1`` substeps is advanced as Bullet would, in ``K``
+    substeps of ``fixedTimeStep / K``, but each one is a step of the simulator's own, so an
+    impact inside a step goes to the law too (Bullet's substeps would resolve it).  The
+    simulator sets ``numSubSteps = 0`` and the substep's time step for them, and the user's
+    values back after the step.  Bullet's substeps share what the step's commands set: its
+    torques and forces, issued again before every substep, and its motors, whose impulse caps
+    PyBullet fixed at ``force * fixedTimeStep`` when they were commanded.  Without an impact,
+    the substeps are Bullet's, bit for bit (``tests/test_substeps.py``), with two exceptions:
+    joint damping, which PyBullet applies before each ``stepSimulation`` (from the velocity at
+    every substep here, at the step's start in Bullet's substeps), and a force applied away
+    from the body's origin, whose torque PyBullet computes from the body's pose when it is
+    issued (at every substep here, at the step's start in Bullet's).
+
     Warns
     -----
     UnstableDampingWarning
@@ -291,11 +308,6 @@ class ImpactSimulator:
         time step and the current configuration (:mod:`~bullet_setimpact.bullet.damping`): an
         impact that moves such a joint would be followed by Bullet spinning it up to its
         velocity clamp.
-    SubstepsWarning
-        At construction, and when the world's ``numSubSteps`` changes to another value above
-        1: Bullet resolves the contacts of each substep itself, so an impact landing inside a
-        step can be absorbed by Bullet (a box's second corner landing at 1.7 m/s within a step
-        of four substeps was, ``docs/architecture.md``).
     """
 
     def __init__(
@@ -352,8 +364,6 @@ class ImpactSimulator:
         self._given_erp = dict(erp or {})
         #: The bodies (by id and name) whose unknown active motors were reported (:mod:`.motors`).
         self._motors_warned: set[str] = set()
-        #: The ``numSubSteps`` last warned of (:class:`SubstepsWarning`; 1: none).
-        self._substeps_warned = 1
         self._follow()
         self._version = -1  # no model yet
         self._build()
@@ -393,10 +403,13 @@ class ImpactSimulator:
         self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
         self._tracked = tracked
         parameters = p.getPhysicsEngineParameters(physicsClientId=self.client)
-        #: The world's time step, read at each build: every step's length and the damping check's.
-        self._dt = float(parameters["fixedTimeStep"])
+        #: The world's time step and its substeps (``fixedTimeStep``, ``numSubSteps``), read at each build.
+        self._world_step = float(parameters["fixedTimeStep"])
+        self._substeps = max(int(parameters["numSubSteps"]), 1)
+        #: The Bullet step the simulator takes: a substep (as Bullet computes it), every step's length and the damping check's.
+        self._dt = self._world_step / self._substeps
         #: The tracked bodies' joint motors, held through split steps (:mod:`.motors`).
-        self._motors = MotorHold(self.client, record, tracked.bodies, parameters["numSubSteps"], self._motors_warned)
+        self._motors = MotorHold(self.client, record, tracked.bodies, self._substeps, self._motors_warned)
         #: Models of the body sets impacts involved (the layout is static, see WorldModel.restrict).
         self._models: dict[tuple[int, ...], WorldModel] = {}
         #: The model of each tracked body with a joint axis that is not a unit vector: the arrival
@@ -404,7 +417,6 @@ class ImpactSimulator:
         self._skewed = {body.body: self._model((body.body,)) for body in tracked.bodies if body.skewed_axes}
         self._check_damping()
         self._check_axes()
-        self._check_substeps(int(parameters["numSubSteps"]))
         self._read_constraints()
         probe = self.finder.probe if self._version >= 0 and record.reset_version <= self._version else None  # reset deletes it
         opaque = following.shape_data_unsafe(self.client, self.world.body_ids)
@@ -414,7 +426,8 @@ class ImpactSimulator:
         #: The client's state version when :attr:`_last` was read (:meth:`_finish`).
         self._state_version = 0
         self._near = True
-        self._current_step = self._dt
+        #: Bullet's time step as the simulator last set it (the world's between steps).
+        self._current_step = self._world_step
         moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]
         # the certificates need every moving body's speed and the state checks of the tracked ones
         self._resting = (
@@ -437,27 +450,43 @@ class ImpactSimulator:
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> list[ImpactEvent]:
-        """Advance one Bullet time step (``fixedTimeStep``) and return its impact events."""
+        """Advance one Bullet time step (``fixedTimeStep``) and return its impact events: in a
+        world stepped in substeps, one step of the simulator per substep (class docstring)."""
         self._follow_world()
-        step = self._begin()
+        commands = self._record.take_commands()
+        events: list[ImpactEvent] = []
         try:
-            while not step.finished:
-                if len(step.events) >= self.max_events_per_step:
-                    self._cap(step)
-                    break
-                arrival = self._detect(step)
-                if arrival is None:  # nothing arrived: Bullet's trial step stands
-                    break
-                tau = self._localize(step, arrival)
-                events = self._resolve(step.start + step.done + tau, arrival.touching)
-                if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the rest
-                    self._bullet_step(step, step.remaining)
-                    self._touching = {contact.feature for contact in self.finder.contacts()}
-                    break
-                step.advance(tau, events, self._snapshot)
+            if self._substeps > 1:  # Bullet steps one substep at a time (its motors' caps stay the world step's)
+                set_engine_parameters(fixedTimeStep=self._dt, numSubSteps=0, physicsClientId=self.client)
+                self._current_step = self._dt
+            for substep in range(self._substeps):
+                if substep and self._motors.holding:  # the user's motors again, at the caps they were commanded with
+                    self._set_time_step(self._world_step)
+                    self._motors.restore(self._world_step)
+                events += self._substep(commands, spent=substep > 0)
         finally:
-            self._set_time_step(self._dt)
-            self._motors.restore(self._dt)
+            self._set_time_step(self._world_step, self._substeps)
+            self._motors.restore(self._world_step)
+        return events
+
+    def _substep(self, commands: list[tuple], spent: bool) -> list[ImpactEvent]:
+        """Advance one Bullet step of :attr:`_dt` through the stages (module docstring); ``spent``:
+        the user's ``commands`` were used up by an earlier substep."""
+        step = self._begin(commands, spent)
+        while not step.finished:
+            if len(step.events) >= self.max_events_per_step:
+                self._cap(step)
+                break
+            arrival = self._detect(step)
+            if arrival is None:  # nothing arrived: Bullet's trial step stands
+                break
+            tau = self._localize(step, arrival)
+            events = self._resolve(step.start + step.done + tau, arrival.touching)
+            if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the rest
+                self._bullet_step(step, step.remaining)
+                self._touching = {contact.feature for contact in self.finder.contacts()}
+                break
+            step.advance(tau, events, self._snapshot)
         return self._finish(step)
 
     def _follow_world(self) -> None:
@@ -475,7 +504,7 @@ class ImpactSimulator:
         elif self._record.constraints_version != self._constraints_version:
             self._read_constraints()
 
-    def _begin(self) -> _Step:
+    def _begin(self, commands: list[tuple], spent: bool) -> _Step:
         """The step's context: its commands, and the state at its start, where the impacts of
         contacts the user's code set colliding (first step, velocities reset) are resolved.
 
@@ -484,9 +513,8 @@ class ImpactSimulator:
         step left a NaN or inf in it (then read, and reported).  After such a call the state is
         read, and the resting-contact certificates are dropped if a position changed or a
         static body was moved."""
-        self._current_step = self._dt
         record = self._record
-        step = _Step(self.time, self._dt, record.take_commands())
+        step = _Step(self.time, self._dt, commands, spent=spent)
         if self._last is not None and record.state_version == self._state_version and not self._last.nonfinite():
             step.snapshot = step.origin = self._last
             return step
@@ -516,7 +544,7 @@ class ImpactSimulator:
         """Warn of the tracked bodies whose joint damping is unstable at the world's time step
         (:mod:`.damping`), at the user's line (:func:`~bullet_setimpact.errors.warn`): called at
         each :meth:`_build`."""
-        for instability in unstable_damping(self._tracked):
+        for instability in unstable_damping(self._tracked, self._dt):
             warn(instability.message(), UnstableDampingWarning)
 
     def _check_axes(self) -> None:
@@ -532,19 +560,6 @@ class ImpactSimulator:
                     "(as calculateJacobian does). Normalize the axes in the model file",
                     JointAxisWarning,
                 )
-
-    def _check_substeps(self, substeps: int) -> None:
-        """Warn once per value of ``numSubSteps`` above 1 (:class:`SubstepsWarning`)."""
-        if substeps > 1 and substeps != self._substeps_warned:
-            warn(
-                f"the world is stepped in {substeps} substeps (numSubSteps={substeps}): Bullet detects and resolves contacts "
-                "in every substep, so an impact that lands inside a step can be absorbed by Bullet before the simulator, "
-                f"which sees the world between whole steps, finds it. For every impact to go to the law, step in single "
-                f"substeps: setPhysicsEngineParameter(numSubSteps=1, fixedTimeStep=dt / {substeps}) and step {substeps} "
-                "times as often",
-                SubstepsWarning,
-            )
-        self._substeps_warned = substeps
 
     def _read_constraints(self) -> None:
         """Read the user constraints impacts honour (:mod:`.constraints`), warning once of each
@@ -731,23 +746,29 @@ class ImpactSimulator:
         if step.spent:
             for function, args, kwargs in step.commands:
                 function(*args, **kwargs)
-            if step.origin is not None:
-                self._motors.hold(step.origin, self._dt)
-        step.spent = True
+        if step.split and step.origin is not None:
+            self._motors.hold(step.origin, self._dt)
+        step.spent = step.split = True
         client = self.client
         bullet_step_simulation(client)
         for body in self._articulated:
             p.getLinkState(body, 0, 0, 1, client)  # by position: PyBullet parses keyword arguments more slowly
 
-    def _set_time_step(self, duration: float) -> None:
-        """Bullet's time step, with the error reduction parameters scaled by ``duration / dt``
-        (see the class docstring's ``erp``); a whole step restores them."""
-        if duration != self._current_step:
-            scale = duration / self._dt
-            set_engine_parameters(
-                fixedTimeStep=duration, physicsClientId=self.client, **{name: value * scale for name, value in self.erp.items()}
-            )
-            self._current_step = duration
+    def _set_time_step(self, duration: float, substeps: int = 1) -> None:
+        """Bullet's time step, with the error reduction parameters scaled by ``duration`` over the
+        simulator's step (see the class docstring's ``erp``; a whole step restores them, and so
+        does the world's step of ``substeps``, whose ``numSubSteps`` is set back when above 1)."""
+        if duration == self._current_step and substeps == 1:
+            return
+        scale = duration / self._dt if duration < self._dt else 1.0
+        substep_count = {"numSubSteps": substeps} if substeps > 1 else {}
+        set_engine_parameters(
+            fixedTimeStep=duration,
+            physicsClientId=self.client,
+            **substep_count,
+            **{name: value * scale for name, value in self.erp.items()},
+        )
+        self._current_step = duration
 
     def _cap(self, step: _Step) -> None:
         self.capped_steps += 1
