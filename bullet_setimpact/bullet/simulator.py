@@ -426,8 +426,10 @@ class ImpactSimulator:
         #: The client's state version when :attr:`_last` was read (:meth:`_finish`).
         self._state_version = 0
         self._near = True
-        #: Bullet's time step as the simulator last set it (the world's between steps).
+        #: Bullet's time step as the simulator last set it (the world's between steps), and the
+        #: scale of the error reduction parameters (1: as the user's code set them).
         self._current_step = self._world_step
+        self._erp_scale = 1.0
         moving = [body for body in self.world.body_ids if body not in self.world.static_bodies]
         # the certificates need every moving body's speed and the state checks of the tracked ones
         self._resting = (
@@ -457,15 +459,14 @@ class ImpactSimulator:
         events: list[ImpactEvent] = []
         try:
             if self._substeps > 1:  # Bullet steps one substep at a time (its motors' caps stay the world step's)
-                set_engine_parameters(fixedTimeStep=self._dt, numSubSteps=0, physicsClientId=self.client)
-                self._current_step = self._dt
+                self._set_time_step(self._dt, substeps=0)
             for substep in range(self._substeps):
                 if substep and self._motors.holding:  # the user's motors again, at the caps they were commanded with
                     self._set_time_step(self._world_step)
                     self._motors.restore(self._world_step)
                 events += self._substep(commands, spent=substep > 0)
         finally:
-            self._set_time_step(self._world_step, self._substeps)
+            self._set_time_step(self._world_step, self._substeps if self._substeps > 1 else None)
             self._motors.restore(self._world_step)
         return events
 
@@ -754,20 +755,20 @@ class ImpactSimulator:
         for body in self._articulated:
             p.getLinkState(body, 0, 0, 1, client)  # by position: PyBullet parses keyword arguments more slowly
 
-    def _set_time_step(self, duration: float, substeps: int = 1) -> None:
+    def _set_time_step(self, duration: float, substeps: int | None = None) -> None:
         """Bullet's time step, with the error reduction parameters scaled by ``duration`` over the
-        simulator's step (see the class docstring's ``erp``; a whole step restores them, and so
-        does the world's step of ``substeps``, whose ``numSubSteps`` is set back when above 1)."""
-        if duration == self._current_step and substeps == 1:
-            return
+        simulator's step (see the class docstring's ``erp``; a whole step, or the world's step of
+        substeps, sets them back), and ``numSubSteps`` set to ``substeps`` when given.  Only what
+        changes is set: a world whose steps are never split keeps the parameters its code set."""
         scale = duration / self._dt if duration < self._dt else 1.0
-        substep_count = {"numSubSteps": substeps} if substeps > 1 else {}
-        set_engine_parameters(
-            fixedTimeStep=duration,
-            physicsClientId=self.client,
-            **substep_count,
-            **{name: value * scale for name, value in self.erp.items()},
-        )
+        changes: dict[str, float] = {} if duration == self._current_step else {"fixedTimeStep": duration}
+        if substeps is not None:
+            changes["numSubSteps"] = substeps
+        if scale != self._erp_scale:
+            changes.update({name: value * scale for name, value in self.erp.items()})
+            self._erp_scale = scale
+        if changes:
+            set_engine_parameters(physicsClientId=self.client, **changes)
         self._current_step = duration
 
     def _cap(self, step: _Step) -> None:
