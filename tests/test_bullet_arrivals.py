@@ -13,6 +13,7 @@ import pybullet_data
 import pytest
 
 from bullet_setimpact import JointAxisWarning
+from bullet_setimpact.bullet import contacts as contacts_module
 from bullet_setimpact.bullet import simulator as simulator_module
 from bullet_setimpact.bullet.events import LinkVelocities, arrivals, contact_points, normal_velocity
 from bullet_setimpact.bullet.examples import urdf_path
@@ -201,7 +202,7 @@ def test_an_arrival_is_localized_past_a_feature_already_in_contact(client: int) 
         if arrival is None:
             return None
         gaps = {**arrival.end_gaps, resting: simulator.finder.feature_gaps([resting], simulator_module.LOOKAHEAD)[resting]}
-        return simulator_module._Arrival([resting, *arrival.features], True, gaps, arrival.touching)
+        return simulator_module._Arrival([resting, *arrival.features], True, gaps, arrival.touching, arrival.touched)
 
     simulator._detect = detect
     try:
@@ -218,3 +219,71 @@ def test_an_arrival_is_localized_past_a_feature_already_in_contact(client: int) 
 def _sphere_diameter(client: int, body: int) -> float:
     low, high = p.getAABB(body, -1, physicsClientId=client)
     return high[2] - low[2]
+
+
+def _capsule(client: int, tilt: float) -> int:
+    """A 1 kg capsule (radius 0.04 m, 0.3 m between its end centres) lying along x, turned
+    ``tilt`` about y (its +x end higher), its low end 2 cm above the box ground."""
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    shape = p.createCollisionShape(p.GEOM_CAPSULE, radius=0.04, height=0.3, physicsClientId=client)
+    centre = [0.0, 0.0, 0.15 * math.sin(tilt) + 0.04 + 0.02]
+    return p.createMultiBody(1.0, shape, -1, centre, p.getQuaternionFromEuler([0.0, math.pi / 2 - tilt, 0.0]), physicsClientId=client)
+
+
+@pytest.mark.parametrize("resting_budget", [True, False])
+def test_a_capsules_second_end_landing_is_an_impact(client: int, resting_budget: bool) -> None:
+    """Heel, then toe: a capsule tilted 0.3 rad, thrown down at 1.2 m/s, lands on its low end
+    (one contact: Bullet's point of the pair), pivots, and its other end, 0.3 sin 0.3 = 8.9 cm
+    higher, swings down onto the ground.  Bullet's points of a link pair share one feature, so
+    that second end was never an arrival: Bullet stopped it, 2 mm deep.  It is an impact:
+    resolved in a second event whose contacts are both ends (0.3 m apart), the new one
+    approaching faster than 1 m/s (a rod pivoting from rest about its low end brings the other
+    end down at ``sqrt(3 g h) = 1.6`` m/s; the first impact leaves it turning already), and
+    leaving neither end approaching (Routh's inelastic impact).  The resting-contact
+    certificates, which skip the steps in between, find it as the full evaluation does."""
+    body = _capsule(client, 0.3)
+    p.resetBaseVelocity(body, [0.0, 0.0, -1.2], [0.0, 0.0, 0.0], physicsClientId=client)
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
+    for _ in range(30):
+        simulator.step()
+    assert len(simulator.events) == 2, [event.time for event in simulator.events]
+    heel, toe = simulator.events
+    assert len(heel.contacts) == 1
+    assert len(toe.contacts) == 2 and heel.time < toe.time
+    ends = [contact.position_a if contact.body_a == body else contact.position_b for contact in toe.contacts]
+    assert np.linalg.norm(ends[0] - ends[1]) == pytest.approx(0.3, abs=0.01)
+    speeds = toe.problem.normal_velocities(toe.v_minus)
+    assert max(-speeds) > 1.0 and min(-speeds) < simulator.impact_velocity_threshold  # the heel rests, the toe strikes
+    assert (toe.problem.normal_velocities(toe.v_plus) >= -1e-9).all()
+    if resting_budget:
+        assert simulator.budget_steps > 0
+
+
+def test_a_capsule_rolling_on_its_side_has_no_impact(client: int) -> None:
+    """A capsule lying flat, rolling about its axis at 1 m/s (``omega = v / r``): its two ends'
+    points move on over the ground together, 4 mm a step along the roll, while staying 0.3 m
+    apart.  Bullet's points of the pair are each new on the capsule's surface, but none arrived
+    beside a touching one: no event in 1 s (a rolling body has nothing to strike)."""
+    body = _capsule(client, 0.0)
+    p.resetBasePositionAndOrientation(body, [0.0, 0.0, 0.04], p.getQuaternionFromEuler([0.0, math.pi / 2, 0.0]), physicsClientId=client)
+    p.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, rollingFriction=0.0, physicsClientId=client)
+    p.resetBaseVelocity(body, [0.0, 1.0, 0.0], [-1.0 / 0.04, 0.0, 0.0], physicsClientId=client)
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0)
+    for _ in range(240):
+        simulator.step()
+    assert p.getBasePositionAndOrientation(body, physicsClientId=client)[0][1] > 0.5  # it rolled on
+    assert not simulator.events
+    simulator.close()
+
+
+def test_a_point_is_gained_beside_touching_points_only() -> None:
+    """The rule that tells a pair's new point apart (:func:`~bullet_setimpact.bullet.contacts._gained`),
+    on points of one link: one near a touched point (within 1 cm) and one 0.3 m away is a gained
+    point, the far one; all far (the pair rolled or slid on) or all near (the same contact) is none."""
+    before = np.array([[0.0, 0.0, 0.0]])
+    near, far = np.array([0.004, 0.0, 0.0]), np.array([0.3, 0.0, 0.0])
+    assert contacts_module._gained([near, far], before) == [False, True]
+    assert contacts_module._gained([far, far + 0.01], before) == [False, False]
+    assert contacts_module._gained([near, near], before) == [False, False]

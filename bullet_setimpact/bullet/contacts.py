@@ -21,7 +21,7 @@ import functools
 import math
 import struct
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate, combinations
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -81,9 +81,18 @@ def point_keys(pair: Pair) -> tuple[PointKey, PointKey]:
 
 def feature_pair(feature: Feature) -> Pair:
     """The link pair (:func:`pair_key` order) of a contact feature."""
-    if feature[0] == "vertex":
+    if feature[0] in ("vertex", "point"):
         return pair_key(((feature[1], feature[2]), (feature[4], feature[5])))
     return feature[1]
+
+
+#: Two of Bullet's points of one link pair this far apart [m] on a link are distinct contacts (a
+#: capsule's two ends): a point that far from every point where the pair touched, while another
+#: point of the pair still touches near one of them, has arrived (:meth:`ContactFinder.distinguished`).
+POINT_SEPARATION = 1e-2
+#: Where link pairs touching through Bullet's points touched: their points on the pair's first
+#: link (:func:`pair_key` order), in its inertial frame, one row each (:meth:`ContactFinder.touched_points`).
+Touched = dict[Pair, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -106,7 +115,9 @@ class Contact:
     feature : tuple
         What the point is, to follow it over time: ``("vertex", body, link, index, body,
         link)`` for a vertex of the first link touching the second, ``("pair", pair)`` for
-        Bullet's closest point of a link pair.
+        Bullet's closest point of a link pair, ``("point", body, link, (x, y, z), body, link)``
+        for a material point of the first link (in its inertial frame) that arrived beside the
+        pair's touching points (:meth:`ContactFinder.distinguished`).
     """
 
     body_a: int
@@ -124,6 +135,10 @@ class Contact:
     def pair(self) -> Pair:
         """``((body_a, link_a), (body_b, link_b))``."""
         return (self.body_a, self.link_a), (self.body_b, self.link_b)
+
+    def position_on(self, link: tuple[int, int]) -> np.ndarray:
+        """The contact's world point on ``link`` ``(body, link)``, one of its two."""
+        return self.position_a if link == (self.body_a, self.link_a) else self.position_b
 
     def side(self, body: int) -> tuple[int, np.ndarray, int]:
         """``(link, world point, other body)`` of ``body``'s side of the contact (A if both)."""
@@ -490,7 +505,9 @@ class ContactFinder:
                 values = values.reshape(-1, len(members)).min(axis=0)
             gaps.update(zip(members, values.tolist(), strict=True))
         for feature in features:
-            if feature[0] == "vertex":
+            if feature[0] == "point":
+                gaps[feature] = self._point_gap(feature, distance)
+            if feature[0] != "pair":
                 continue
             (body_a, link_a), (body_b, link_b) = feature[1]
             points = p.getClosestPoints(body_a, body_b, distance, link_a, link_b, physicsClientId=self.client)
@@ -528,6 +545,72 @@ class ContactFinder:
                 if distances[nearest] < best[0]:
                     best = (float(distances[nearest]), ("vertex", body_v, link_v, int(indices[nearest]), body_s, link_s))
         return best[1]
+
+    @_one_configuration
+    def touched_points(self, contacts: Sequence[Contact]) -> Touched:
+        """Where each link pair of ``contacts`` without box corners among them touches (:data:`Touched`)."""
+        points: dict[Pair, list[np.ndarray]] = {}
+        for contact in contacts:
+            if contact.feature[0] != "vertex":
+                first = pair_key(contact.pair)[0]
+                points.setdefault(pair_key(contact.pair), []).append(self._local(first, contact.position_on(first)))
+        return {pair: np.array(rows) for pair, rows in points.items()}
+
+    @_one_configuration
+    def distinguished(self, contacts: list[Contact], touching: Collection[Feature], touched: Touched) -> list[Contact]:
+        """``contacts``, each of Bullet's points that arrived beside a link pair's touching ones given
+        a feature of its own.  Bullet's points of a link pair share its pair feature, so a capsule
+        resting on one end would never see its other end land.  Such a point of a pair touching
+        through Bullet's points (its pair feature in ``touching``, its points ``touched``) is the
+        material point ``("point", ...)`` of the pair's first link (:meth:`_gained`)."""
+        candidates: dict[Pair, list[tuple[int, np.ndarray]]] = {}
+        for index, contact in enumerate(contacts):
+            pair = pair_key(contact.pair)
+            if contact.feature == ("pair", pair) and contact.feature in touching and pair in touched:
+                candidates.setdefault(pair, []).append((index, self._local(pair[0], contact.position_on(pair[0]))))
+        result = list(contacts)
+        for pair, members in candidates.items():
+            (body_a, link_a), (body_b, link_b) = pair
+            for (index, local), new in zip(members, _gained([local for _, local in members], touched[pair]), strict=True):
+                if new:
+                    result[index] = replace(contacts[index], feature=("point", body_a, link_a, tuple(local.tolist()), body_b, link_b))
+        return result
+
+    @_one_configuration
+    def gains_point(self, pair: Pair, touched: np.ndarray) -> bool:
+        """Whether Bullet's manifold of ``pair`` (as its collision detection left it) holds a point
+        within the tolerance that :meth:`distinguished` would tell apart from the points ``touched``."""
+        first = pair[0]
+        (body_a, link_a), (body_b, link_b) = self._search_order(pair)
+        points = self.manifold_points(body_a, link_a, body_b, link_b)
+        on_first = [self._local(first, np.array(point[5] if (point[1], point[3]) == first else point[6])) for point in points]
+        return any(_gained(on_first, touched))
+
+    def single_point(self, pair: Pair) -> bool:
+        """Whether the two links of ``pair`` can touch at one point only: one is a single sphere,
+        the other a single box, sphere, capsule, cylinder or plane (convex both)."""
+        shapes = [self._link_shapes(*link) for link in pair]
+        convex = (p.GEOM_BOX, p.GEOM_SPHERE, p.GEOM_CAPSULE, p.GEOM_CYLINDER, p.GEOM_PLANE)
+        if any(len(sides) != 1 for sides in shapes):
+            return False
+        geometries = {shapes[0][0].geometry, shapes[1][0].geometry}
+        return p.GEOM_SPHERE in geometries and geometries <= set(convex)
+
+    def _local(self, link: tuple[int, int], point: np.ndarray) -> np.ndarray:
+        """A world point in the link's inertial frame."""
+        origin, rotation = self._pose(*link)
+        return (point - origin) @ rotation
+
+    def _point_gap(self, feature: Feature, reach: float) -> float:
+        """Gap of a material point feature to its other link (``inf`` beyond ``reach`` against
+        shapes measured with the probe)."""
+        body, link, local, body_o, link_o = feature[1:]
+        origin, rotation = self._pose(body, link)
+        point = (origin + rotation @ np.array(local))[None, :]
+        return min(
+            float(self._vertex_distances(point, shape, centre, frame, body_o, link_o, False, reach)[0][0])
+            for shape, (centre, frame) in zip(self._link_shapes(body_o, link_o), self._placements(body_o, link_o), strict=True)
+        )
 
     def _from_bullet(self, point: tuple) -> Contact:
         body_a, body_b, link_a, link_b = point[1], point[2], point[3], point[4]
@@ -854,9 +937,11 @@ class ContactFinder:
         body: int,
         link: int,
         with_normals: bool = True,
+        reach: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Signed distances from world ``vertices`` to a shape, and unit normals from the shape to
-        them (None for a box when not ``with_normals``)."""
+        them (None for a box when not ``with_normals``); a shape measured with the probe answers
+        ``inf`` beyond ``reach`` (default: the tolerance)."""
         local = (vertices - centre) @ frame
         if shape.geometry == p.GEOM_PLANE:
             normal = shape.dimensions / np.linalg.norm(shape.dimensions)
@@ -872,7 +957,7 @@ class ContactFinder:
             points = p.getClosestPoints(
                 bodyA=-1,
                 bodyB=body,
-                distance=self.tolerance + PROBE_RADIUS,
+                distance=(self.tolerance if reach is None else reach) + PROBE_RADIUS,
                 linkIndexB=link,
                 collisionShapeA=self.probe,
                 collisionShapePositionA=vertex.tolist(),
@@ -901,6 +986,15 @@ def _all_beyond(points: np.ndarray, rows: list[list[float]], centre: np.ndarray,
         return bool(np.einsum("ij,ij->i", offsets, offsets).min() > squared)
     cx, cy, cz = centre.tolist()
     return all((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz) > squared for x, y, z in rows)
+
+
+def _gained(points: Sequence[np.ndarray], before: np.ndarray) -> list[bool]:
+    """Which of a link pair's ``points`` (on its first link, in its frame) arrived beside the
+    points where it touched, ``before``: those farther than :data:`POINT_SEPARATION` from every
+    one of them, while another lies within it of one.  All of them far means the pair rolled or
+    slid on (its points move on together), and none of them is new."""
+    apart = [bool(np.min(np.linalg.norm(before - point, axis=1)) > POINT_SEPARATION) for point in points]
+    return apart if any(apart) and not all(apart) else [False] * len(points)
 
 
 def _smallest(values: np.ndarray) -> float:

@@ -63,7 +63,7 @@ from . import following
 from .assembly import clusters, combined_restitution, contact_problem
 from .configuration import Configuration
 from .constraints import UserConstraint, constraint_rows, join_clusters, read_constraints
-from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature
+from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Touched
 from .damping import unstable_damping
 from .events import BulletPoints, arrivals, localize, pushed_by_bullet
 from .inventory import check_client
@@ -225,12 +225,14 @@ class _Step:
 @dataclass(frozen=True)
 class _Arrival:
     """What a trial step found arriving: the features, whether Bullet pushed any before contact,
-    their gaps after the trial, and the features touching before it."""
+    their gaps after the trial, and the features touching before it and where their link pairs
+    touched (:meth:`.contacts.ContactFinder.distinguished`)."""
 
     features: list[Feature]
     pushed: bool
     end_gaps: dict[Feature, float]
     touching: Collection[Feature]
+    touched: Touched
 
 
 class ImpactSimulator:
@@ -422,6 +424,8 @@ class ImpactSimulator:
         opaque = following.shape_data_unsafe(self.client, self.world.body_ids)
         self.finder: ContactFinder = ContactFinder(self.client, list(self._dynamic), self.contact_tolerance, opaque, probe)
         self._touching: set | None = None
+        #: Where the link pairs touching through Bullet's points touched (:meth:`.contacts.ContactFinder.touched_points`).
+        self._touched: Touched = {}
         self._last: Snapshot | None = None
         #: The client's state version when :attr:`_last` was read (:meth:`_finish`).
         self._state_version = 0
@@ -482,10 +486,10 @@ class ImpactSimulator:
             if arrival is None:  # nothing arrived: Bullet's trial step stands
                 break
             tau = self._localize(step, arrival)
-            events = self._resolve(step.start + step.done + tau, arrival.touching)
+            events = self._resolve(step.start + step.done + tau, arrival)
             if tau == 0.0 and not events:  # nothing to resolve: let Bullet take the rest
                 self._bullet_step(step, step.remaining)
-                self._touching = {contact.feature for contact in self.finder.contacts()}
+                self._remember(self.finder.contacts())
                 break
             step.advance(tau, events, self._snapshot)
         return self._finish(step)
@@ -631,31 +635,33 @@ class ImpactSimulator:
         step.end = None
         self._bullet_step(step, step.remaining)
         points = BulletPoints(self.client)  # Bullet's contact points after the trial, read at most once
-        if self._within_budget(step, touching, points):
+        if self._within_budget(step, touching, points):  # with the detection the full evaluation makes (see above)
             self.budget_steps += 1
-            if self._resting is not None and self._resting.in_seed_band:  # as the full evaluation does (see above)
-                p.performCollisionDetection(self.client)
             return None
+        detected = self._resting is not None and self._resting.detected
         nearby = self.finder.pair_gaps(LOOKAHEAD)
         self._near = bool(nearby)
         if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching, points)):
-            self._touching = set()
+            self._remember([])
             if nearby and step.quiet:  # approaching through the lookahead: budget the distance left
                 self._start_budget(step, [], nearby)
             return None
         pushed = self._pushed_by_bullet(touching, points)  # from the step's own points, before they are detected again
-        p.performCollisionDetection(self.client)
+        if not detected:
+            p.performCollisionDetection(self.client)
         contacts = self.finder.contacts()
-        approaching, arrived = arrivals(self.client, contacts, touching, self.impact_velocity_threshold, self._skewed)
+        candidates = self.finder.distinguished(contacts, touching, self._touched)
+        approaching, arrived = arrivals(self.client, candidates, touching, self.impact_velocity_threshold, self._skewed)
         gaps = self.finder.feature_gaps(arrived + [feature for feature in pushed if feature not in arrived], LOOKAHEAD)
         pushed = [feature for feature in pushed if gaps[feature] <= self.contact_tolerance]
         features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
-            self._touching = {c.feature for c in contacts} - {c.feature for c in approaching}
+            arriving = {contact.feature for contact in approaching}
+            self._remember([contact for contact in candidates if contact.feature not in arriving])
             if step.quiet and not approaching:
                 self._start_budget(step, contacts, nearby)
             return None
-        return _Arrival(features, bool(pushed), gaps, touching)
+        return _Arrival(features, bool(pushed), gaps, touching, self._touched)
 
     def _within_budget(self, step: _Step, touching: set, points: BulletPoints) -> bool:
         """Whether every resting-contact certificate held over the trial step just taken, so the
@@ -669,6 +675,13 @@ class ImpactSimulator:
         """Open the certificates on the current contact set (every contact touching)."""
         if self._resting is not None:
             step.end = self._resting.open(contacts, nearby) or step.end
+
+    def _remember(self, contacts: list[Contact]) -> None:
+        """Make ``contacts`` (all within the tolerance) the touching set: their features, a point
+        arrived beside a pair's touching ones counted in its pair's, and where the pairs touching
+        through Bullet's points touch."""
+        self._touching = {contact.feature for contact in contacts if contact.feature[0] != "point"}
+        self._touched = self.finder.touched_points(contacts)
 
     def _drop_budget(self) -> None:
         if self._resting is not None:
@@ -780,15 +793,16 @@ class ImpactSimulator:
         )
         self._drop_budget()
         self._bullet_step(step, step.remaining)
-        self._touching = {contact.feature for contact in self.finder.contacts()}
+        self._remember(self.finder.contacts())
 
     # ------------------------------------------------------------------ resolve
-    def _resolve(self, time: float, touching: Collection[Feature] | None = None) -> list[ImpactEvent]:
+    def _resolve(self, time: float, arrival: _Arrival | None = None) -> list[ImpactEvent]:
         """Resolve the impacts at the current configuration, one event per colliding cluster, on
         one BLAS thread (:mod:`~bullet_setimpact._threads`: an event's products are small).  The
-        contact set is evaluated once; it becomes the touching set.  ``touching``: the features
-        touching before the arrival that brought the impact (:meth:`_event`); None at the start
-        of a step, where any contact may be colliding (the first step, velocities the user set).
+        contact set is evaluated once; it becomes the touching set.  ``arrival``: what brought the
+        impact, whose touching features tell the newcomers (:meth:`_event`), Bullet's points that
+        arrived beside touching ones told apart as in :meth:`_detect`; None at the start of a
+        step, where any contact may be colliding (the first step, velocities the user set).
 
         Bullet's collision detection runs first: ``stepSimulation`` detects collisions before it
         integrates, so the manifold a step leaves holds points at the step's start, each one
@@ -799,7 +813,11 @@ class ImpactSimulator:
         self._drop_budget()
         p.performCollisionDetection(self.client)
         contacts = self.finder.contacts()
-        self._touching = {contact.feature for contact in contacts}
+        touching = None
+        if arrival is not None:
+            touching = arrival.touching
+            contacts = self.finder.distinguished(contacts, touching, arrival.touched)
+        self._remember(contacts)
         modelled = set(self._dynamic) | self.world.static_bodies
         contacts = [c for c in contacts if c.body_a in modelled and c.body_b in modelled]
         events = []

@@ -6,14 +6,15 @@ checks each :class:`Certificate` in turn. Each certificate states one invariant.
 prove that the full evaluation would find the contact set it last found: no feature arrived,
 none left. While all hold, the simulator skips the evaluation, but for Bullet's collision
 detection, run as the evaluation would when a link pair is within the seed band
-(:attr:`RestingContact.in_seed_band`). The first one that fails drops the budget, and the next
-full evaluation opens a new one.
+(:meth:`RestingContact.holds`; the last certificate reads what it found). The first one that
+fails drops the budget, and the next full evaluation opens a new one.
 
 Glossary
 --------
 feature
     What the contact evaluation names a contact by: a box corner of a link pair (a vertex),
-    or the pair's closest point (:mod:`~bullet_setimpact.bullet.contacts`).
+    or the pair's closest point (:mod:`~bullet_setimpact.bullet.contacts`); a point Bullet
+    found beside a pair's touching points is a feature of its own (a gained point).
 tolerance
     The contact tolerance: a feature whose gap is at most it is in contact.
 seed band
@@ -73,7 +74,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-from ..contacts import Contact, ContactFinder, Feature, Pair
+import pybullet as p
+
+from ..contacts import Contact, ContactFinder, Feature, Pair, Touched
 from ..events import BulletPoints, pushed_by_bullet
 from ..state import Snapshot
 from .budget import DistanceBudget, MotionBound, budget
@@ -199,6 +202,22 @@ class MeasuredPairs(Certificate):
         return self.ledger.measured_hold(after.manifold)
 
 
+class NoPointGained(Certificate):
+    """No link pair touching through Bullet's points gained a point beside them (a capsule resting
+    on one end, its other end landing), which no account bounds: read from Bullet's manifold as
+    the collision detection of the skipped step left it, as the full evaluation reads it
+    (:meth:`~.contacts.ContactFinder.gains_point`).  Checked after that detection
+    (:meth:`RestingContact.holds`).  Pairs that touch at one point only (a sphere on a convex
+    shape, :meth:`~.contacts.ContactFinder.single_point`) are not read."""
+
+    def __init__(self, finder: ContactFinder, touched: Touched) -> None:
+        self.finder = finder
+        self.touched = {pair: points for pair, points in touched.items() if not finder.single_point(pair)}
+
+    def holds(self, after: AfterStep) -> bool:
+        return not any(self.finder.gains_point(pair, points) for pair, points in self.touched.items())
+
+
 class RestingContact:
     """Opens, checks and drops the distance budget of one simulator's resting world.
 
@@ -240,6 +259,10 @@ class RestingContact:
         #: The state the open budget last read (the configuration the next step starts from).
         self._configuration: Snapshot | None = None
         self.certificates: tuple[Certificate, ...] = ()
+        #: The certificate checked after the collision detection (:meth:`holds`).
+        self.gained: NoPointGained | None = None
+        #: Whether the last :meth:`holds` ran Bullet's collision detection.
+        self.detected = False
         #: Steps the open budget has skipped, the back-off and the quiet steps left to wait.
         self._age = self._backoff = self._wait = 0
 
@@ -267,13 +290,20 @@ class RestingContact:
             OutOfContactAccounts(ledger),
             MeasuredPairs(ledger),
         )
+        self.gained = NoPointGained(self.finder, self.finder.touched_points(contacts))
         return end
 
     def holds(self, touching: Collection[Feature], points: BulletPoints) -> Snapshot | None:
         """After a Bullet step from the touching set ``touching`` (``points``: Bullet's contact
         points after it): the state now when every certificate holds (the step may skip the
         evaluation), else None (the budget is dropped).  The step started from the state the
-        last call (or :meth:`open`) read: the simulator drops the budget when the user moves a body."""
+        last call (or :meth:`open`) read: the simulator drops the budget when the user moves a body.
+
+        When the certificates before it hold and a link pair is within the seed band, Bullet's
+        collision detection runs as the full evaluation would run it (whose detection changes
+        Bullet's later steps, :meth:`~bullet_setimpact.bullet.simulator.ImpactSimulator._detect`),
+        and :class:`NoPointGained` reads what it found (:attr:`detected` says it ran)."""
+        self.detected = False
         ledger = self.ledger
         if ledger is None:
             return None
@@ -283,21 +313,23 @@ class RestingContact:
         self._configuration = end
         after = AfterStep(points, touching, ledger.touching_keys)
         if all(certificate.holds(after) for certificate in self.certificates):
-            self._age += 1
-            return end
+            if not ledger.in_seed_band:
+                self._age += 1
+                return end
+            p.performCollisionDetection(after.client)
+            self.detected = True
+            assert self.gained is not None  # made with the certificates
+            if self.gained.holds(after):
+                self._age += 1
+                return end
         self._failed()
         return None
-
-    @property
-    def in_seed_band(self) -> bool:
-        """After :meth:`holds` passed: whether a link pair is within the seed band, where the full
-        evaluation runs Bullet's collision detection (:attr:`.budget.DistanceBudget.in_seed_band`)."""
-        return self.ledger is not None and self.ledger.in_seed_band
 
     def drop(self) -> None:
         """Forget the budget without backing off (an event, or the user moved a body)."""
         self.ledger = None
         self.certificates = ()
+        self.gained = None
 
     def _failed(self) -> None:
         """Drop the budget; back off from opening the next if this one skipped no step."""
