@@ -287,3 +287,34 @@ def test_a_point_is_gained_beside_touching_points_only() -> None:
     assert contacts_module._gained([near, far], before) == [False, True]
     assert contacts_module._gained([far, far + 0.01], before) == [False, False]
     assert contacts_module._gained([near, near], before) == [False, False]
+
+
+def test_only_a_sphere_on_a_convex_primitive_touches_at_one_point(client: int) -> None:
+    """Two convex shapes touch at one point at most, and a sphere touches any convex shape at one
+    point; so a single sphere against a single box, sphere, capsule or cylinder can gain no
+    point beside its contact, and the certificates need not read Bullet's manifold for it.  A
+    capsule on a box (its two ends), a sphere against a mesh (not known convex) or against a
+    link of two shapes (one point on each) can."""
+
+    def body(shape: int, x: float) -> int:
+        return p.createMultiBody(1.0, shape, -1, [x, 0.0, 1.0], physicsClientId=client)
+
+    sphere = body(p.createCollisionShape(p.GEOM_SPHERE, radius=0.05, physicsClientId=client), 0.0)
+    box = body(p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05] * 3, physicsClientId=client), 1.0)
+    capsule = body(p.createCollisionShape(p.GEOM_CAPSULE, radius=0.05, height=0.2, physicsClientId=client), 2.0)
+    cylinder = body(p.createCollisionShape(p.GEOM_CYLINDER, radius=0.05, height=0.2, physicsClientId=client), 3.0)
+    mesh = body(
+        p.createCollisionShape(p.GEOM_MESH, fileName=str(Path(pybullet_data.getDataPath()) / "duck_vhacd.obj"), physicsClientId=client), 4.0
+    )
+    two = p.createCollisionShapeArray(
+        [p.GEOM_BOX, p.GEOM_BOX],
+        halfExtents=[[0.05] * 3, [0.05] * 3],
+        collisionFramePositions=[[0, 0, 0], [0.2, 0, 0]],
+        physicsClientId=client,
+    )
+    compound = body(two, 5.0)
+    finder = contacts_module.ContactFinder(client, [sphere, box, capsule, cylinder, mesh, compound], 1e-4)
+    one = [(sphere, box), (sphere, sphere), (sphere, capsule), (sphere, cylinder)]
+    more = [(capsule, box), (sphere, mesh), (sphere, compound), (box, box)]
+    assert all(finder.single_point(((a, -1), (b, -1))) for a, b in one)
+    assert not any(finder.single_point(((a, -1), (b, -1))) for a, b in more)
