@@ -86,12 +86,15 @@ def feature_pair(feature: Feature) -> Pair:
     return feature[1]
 
 
-#: Two of Bullet's points of one link pair this far apart [m] on a link are distinct contacts (a
-#: capsule's two ends): a point that far from every point where the pair touched, while another
-#: point of the pair still touches near one of them, has arrived (:meth:`ContactFinder.distinguished`).
+#: Two of Bullet's points of one link pair at least this far apart [m] on a link may be distinct
+#: contacts (a capsule's two ends), and at least :data:`SEPARATION_FRACTION` of the smaller link's
+#: size (Bullet's points on a resting mesh wheel wander a centimetre among its hull's vertices):
+#: :meth:`ContactFinder.separation`.
 POINT_SEPARATION = 1e-2
-#: Where link pairs touching through Bullet's points touched: their points on the pair's first
-#: link (:func:`pair_key` order), in its inertial frame, one row each (:meth:`ContactFinder.touched_points`).
+SEPARATION_FRACTION = 0.25
+#: Where link pairs touching through Bullet's points alone touched: their points on the pair's
+#: first link (:func:`pair_key` order), in its inertial frame, one row each
+#: (:meth:`ContactFinder.touched_points`).
 Touched = dict[Pair, np.ndarray]
 
 
@@ -287,6 +290,7 @@ class ContactFinder:
         self._all_indices: dict[tuple[int, int], np.ndarray] = {}
         self._friction: dict[tuple[int, int], float] = {}
         self._reach: dict[tuple[int, int], float] = {}
+        self._separations: dict[Pair, float] = {}
         self._geometries: dict[tuple[int, int], frozenset[int]] = {}
         self._merge_distances: dict[tuple, float] = {}
         self._poses: dict[tuple[int, int], _Frame] | None = None
@@ -548,13 +552,22 @@ class ContactFinder:
 
     @_one_configuration
     def touched_points(self, contacts: Sequence[Contact]) -> Touched:
-        """Where each link pair of ``contacts`` without box corners among them touches (:data:`Touched`)."""
-        points: dict[Pair, list[np.ndarray]] = {}
+        """Where each link pair of ``contacts`` that can gain a point touches (:data:`Touched`,
+        :meth:`gains_points`)."""
+        groups: dict[Pair, list[Contact]] = {}
         for contact in contacts:
-            if contact.feature[0] != "vertex":
-                first = pair_key(contact.pair)[0]
-                points.setdefault(pair_key(contact.pair), []).append(self._local(first, contact.position_on(first)))
-        return {pair: np.array(rows) for pair, rows in points.items()}
+            groups.setdefault(pair_key(contact.pair), []).append(contact)
+        return {
+            pair: np.array([self._local(pair[0], contact.position_on(pair[0])) for contact in group])
+            for pair, group in groups.items()
+            if self.gains_points(pair, group)
+        }
+
+    def gains_points(self, pair: Pair, contacts: Sequence[Contact]) -> bool:
+        """Whether Bullet's points of a link pair touching through ``contacts`` are followed for
+        points it gains: none is a box corner (those are features of their own), and the pair can
+        touch at more than one point (:meth:`single_point`)."""
+        return all(contact.feature[0] != "vertex" for contact in contacts) and not self.single_point(pair)
 
     @_one_configuration
     def distinguished(self, contacts: list[Contact], touching: Collection[Feature], touched: Touched) -> list[Contact]:
@@ -562,7 +575,7 @@ class ContactFinder:
         a feature of its own.  Bullet's points of a link pair share its pair feature, so a capsule
         resting on one end would never see its other end land.  Such a point of a pair touching
         through Bullet's points (its pair feature in ``touching``, its points ``touched``) is the
-        material point ``("point", ...)`` of the pair's first link (:meth:`_gained`)."""
+        material point ``("point", ...)`` of the pair's first link (:func:`_gained`)."""
         candidates: dict[Pair, list[tuple[int, np.ndarray]]] = {}
         for index, contact in enumerate(contacts):
             pair = pair_key(contact.pair)
@@ -571,20 +584,33 @@ class ContactFinder:
         result = list(contacts)
         for pair, members in candidates.items():
             (body_a, link_a), (body_b, link_b) = pair
-            for (index, local), new in zip(members, _gained([local for _, local in members], touched[pair]), strict=True):
+            gained = _gained([local for _, local in members], touched[pair], self.separation(pair))
+            for (index, local), new in zip(members, gained, strict=True):
                 if new:
                     result[index] = replace(contacts[index], feature=("point", body_a, link_a, tuple(local.tolist()), body_b, link_b))
         return result
 
     @_one_configuration
-    def gains_point(self, pair: Pair, touched: np.ndarray) -> bool:
-        """Whether Bullet's manifold of ``pair`` (as its collision detection left it) holds a point
-        within the tolerance that :meth:`distinguished` would tell apart from the points ``touched``."""
+    def manifold_touch(self, pair: Pair, touched: np.ndarray) -> np.ndarray | None:
+        """Where a link pair touching through Bullet's points alone touches now, as :meth:`contacts`
+        would find it from Bullet's manifold (as its collision detection left it) and
+        :meth:`touched_points` keep it; None when that manifold has no point within the tolerance
+        (the evaluation would take the pair's closest point) or a point there is gained beside
+        ``touched`` (:meth:`distinguished` would tell it apart)."""
         first = pair[0]
         (body_a, link_a), (body_b, link_b) = self._search_order(pair)
-        points = self.manifold_points(body_a, link_a, body_b, link_b)
-        on_first = [self._local(first, np.array(point[5] if (point[1], point[3]) == first else point[6])) for point in points]
-        return any(_gained(on_first, touched))
+        manifold = self.manifold_points(body_a, link_a, body_b, link_b)
+        if not manifold:
+            return None
+        if len(manifold) > 1:
+            kept = self._reduced(
+                ((manifold[0][1], manifold[0][3]), (manifold[0][2], manifold[0][4])),
+                [list(point[5]) for point in manifold],
+                [point[7] for point in manifold],
+            )
+            manifold = [manifold[i] for i in kept]
+        now = [self._local(first, np.array(point[5] if (point[1], point[3]) == first else point[6])) for point in manifold]
+        return None if any(_gained(now, touched, self.separation(pair))) else np.array(now)
 
     def single_point(self, pair: Pair) -> bool:
         """Whether the two links of ``pair`` can touch at one point only: one is a single sphere,
@@ -595,6 +621,18 @@ class ContactFinder:
             return False
         geometries = {shapes[0][0].geometry, shapes[1][0].geometry}
         return p.GEOM_SPHERE in geometries and geometries <= set(convex)
+
+    def separation(self, pair: Pair) -> float:
+        """How far apart [m] two of the pair's points must lie to be distinct contacts: the larger
+        of :data:`POINT_SEPARATION` and :data:`SEPARATION_FRACTION` of the smaller link's size (the
+        diagonal of PyBullet's world box of its shapes, ``getAABB``, when first asked)."""
+        if pair not in self._separations:
+            sizes = []
+            for body, link in pair:
+                low, high = p.getAABB(body, link, physicsClientId=self.client)
+                sizes.append(math.dist(low, high))
+            self._separations[pair] = max(POINT_SEPARATION, SEPARATION_FRACTION * min(sizes))
+        return self._separations[pair]
 
     def _local(self, link: tuple[int, int], point: np.ndarray) -> np.ndarray:
         """A world point in the link's inertial frame."""
@@ -988,12 +1026,12 @@ def _all_beyond(points: np.ndarray, rows: list[list[float]], centre: np.ndarray,
     return all((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz) > squared for x, y, z in rows)
 
 
-def _gained(points: Sequence[np.ndarray], before: np.ndarray) -> list[bool]:
+def _gained(points: Sequence[np.ndarray], before: np.ndarray, separation: float) -> list[bool]:
     """Which of a link pair's ``points`` (on its first link, in its frame) arrived beside the
-    points where it touched, ``before``: those farther than :data:`POINT_SEPARATION` from every
-    one of them, while another lies within it of one.  All of them far means the pair rolled or
-    slid on (its points move on together), and none of them is new."""
-    apart = [bool(np.min(np.linalg.norm(before - point, axis=1)) > POINT_SEPARATION) for point in points]
+    points where it touched, ``before``: those farther than ``separation`` from every one of
+    them, while another lies within it of one.  All of them far means the pair rolled or slid on
+    (its points move on together), and none of them is new."""
+    apart = [bool(np.min(np.linalg.norm(before - point, axis=1)) > separation) for point in points]
     return apart if any(apart) and not all(apart) else [False] * len(points)
 
 

@@ -674,7 +674,7 @@ class ImpactSimulator:
     def _start_budget(self, step: _Step, contacts: list[Contact], nearby: dict) -> None:
         """Open the certificates on the current contact set (every contact touching)."""
         if self._resting is not None:
-            step.end = self._resting.open(contacts, nearby) or step.end
+            step.end = self._resting.open(contacts, nearby, self._touched) or step.end
 
     def _remember(self, contacts: list[Contact]) -> None:
         """Make ``contacts`` (all within the tolerance) the touching set: their features, a point

@@ -203,19 +203,26 @@ class MeasuredPairs(Certificate):
 
 
 class NoPointGained(Certificate):
-    """No link pair touching through Bullet's points gained a point beside them (a capsule resting
-    on one end, its other end landing), which no account bounds: read from Bullet's manifold as
-    the collision detection of the skipped step left it, as the full evaluation reads it
-    (:meth:`~.contacts.ContactFinder.gains_point`).  Checked after that detection
-    (:meth:`RestingContact.holds`).  Pairs that touch at one point only (a sphere on a convex
-    shape, :meth:`~.contacts.ContactFinder.single_point`) are not read."""
+    """No link pair touching through Bullet's points alone gained a point beside them (a capsule
+    resting on one end, its other end landing), which no account bounds: read from Bullet's
+    manifold as the collision detection of the skipped step left it, as the full evaluation
+    reads it (:meth:`~.contacts.ContactFinder.manifold_touch`), and checked after that detection
+    (:meth:`RestingContact.holds`).  Where the pairs touch is the simulator's record
+    (``touched``, :meth:`~.contacts.ContactFinder.touched_points`), which the full evaluation
+    renews at every step: once every pair holds, this certificate renews it in place the same
+    way, so the evaluation that follows a skipped stretch tells points apart as the reference
+    path would."""
 
     def __init__(self, finder: ContactFinder, touched: Touched) -> None:
         self.finder = finder
-        self.touched = {pair: points for pair, points in touched.items() if not finder.single_point(pair)}
+        self.touched = touched
 
     def holds(self, after: AfterStep) -> bool:
-        return not any(self.finder.gains_point(pair, points) for pair, points in self.touched.items())
+        now = {pair: self.finder.manifold_touch(pair, points) for pair, points in self.touched.items()}
+        if any(points is None for points in now.values()):
+            return False
+        self.touched.update(now)  # type: ignore[arg-type]  # none is None
+        return True
 
 
 class RestingContact:
@@ -266,10 +273,11 @@ class RestingContact:
         #: Steps the open budget has skipped, the back-off and the quiet steps left to wait.
         self._age = self._backoff = self._wait = 0
 
-    def open(self, contacts: list[Contact], nearby: Mapping[Pair, float]) -> Snapshot | None:
+    def open(self, contacts: list[Contact], nearby: Mapping[Pair, float], touched: Touched) -> Snapshot | None:
         """Open a budget after a full evaluation found ``contacts`` (all touching, no arrival),
-        with ``nearby`` the closest distances within the lookahead. Returns the state it read
-        now, or None while backing off."""
+        with ``nearby`` the closest distances within the lookahead and ``touched`` the simulator's
+        record of where its pairs touch (renewed in place, :class:`NoPointGained`). Returns the
+        state it read now, or None while backing off."""
         if self._wait > 0:
             self._wait -= 1
             return None
@@ -290,7 +298,7 @@ class RestingContact:
             OutOfContactAccounts(ledger),
             MeasuredPairs(ledger),
         )
-        self.gained = NoPointGained(self.finder, self.finder.touched_points(contacts))
+        self.gained = NoPointGained(self.finder, touched)
         return end
 
     def holds(self, touching: Collection[Feature], points: BulletPoints) -> Snapshot | None:
