@@ -218,10 +218,13 @@ class NoPointGained(Certificate):
         self.touched = touched
 
     def holds(self, after: AfterStep) -> bool:
-        now = {pair: self.finder.manifold_touch(pair, points) for pair, points in self.touched.items()}
-        if any(points is None for points in now.values()):
-            return False
-        self.touched.update(now)  # type: ignore[arg-type]  # none is None
+        now = {}
+        for pair, points in self.touched.items():
+            touch = self.finder.manifold_touch(pair, points)
+            if touch is None:
+                return False
+            now[pair] = touch
+        self.touched.update(now)
         return True
 
 
