@@ -334,3 +334,41 @@ def test_only_a_sphere_on_a_convex_primitive_touches_at_one_point(client: int) -
     more = [(capsule, box), (sphere, mesh), (sphere, compound), (box, box)]
     assert all(finder.single_point(((a, -1), (b, -1))) for a, b in one)
     assert not any(finder.single_point(((a, -1), (b, -1))) for a, b in more)
+
+
+def test_two_static_links_touching_keep_the_resting_budget(client: int) -> None:
+    """An arm's fixed base resting on a table: two links that never move, touching through
+    Bullet's points (a capsule base lying on the box ground), and a cube resting beside them.
+    Bullet keeps no manifold between two static links, so the certificates read the pair's
+    closest point, as the full evaluation does, where they found an empty manifold and dropped
+    the budget at every step (PandaPush skipped none of its resting steps): the budget skips all
+    but the first steps of a resting second."""
+    p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
+    p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
+    p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)
+    base = p.createCollisionShape(p.GEOM_CAPSULE, radius=0.04, height=0.3, physicsClientId=client)
+    link = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.02, 0.02, 0.1], physicsClientId=client)
+    p.createMultiBody(
+        0.0,
+        base,
+        -1,
+        [1.0, 0.0, 0.04 - 5e-5],
+        p.getQuaternionFromEuler([0.0, math.pi / 2, 0.0]),
+        linkMasses=[1.0],
+        linkCollisionShapeIndices=[link],
+        linkVisualShapeIndices=[-1],
+        linkPositions=[[-0.5, 0.0, 0.0]],
+        linkOrientations=[[0, 0, 0, 1]],
+        linkInertialFramePositions=[[0, 0, 0]],
+        linkInertialFrameOrientations=[[0, 0, 0, 1]],
+        linkParentIndices=[0],
+        linkJointTypes=[p.JOINT_REVOLUTE],
+        linkJointAxis=[[0, 0, 1]],
+        physicsClientId=client,
+    )
+    p.loadURDF(str(Path(pybullet_data.getDataPath()) / "cube_small.urdf"), [0.0, 0.0, 0.025], physicsClientId=client)
+    simulator = ImpactSimulator(get_law("routh"), client, seed=0)
+    for _ in range(240):
+        simulator.step()
+    assert simulator.budget_steps >= 216, simulator.budget_steps
+    simulator.close()
