@@ -339,10 +339,10 @@ def test_only_a_sphere_on_a_convex_primitive_touches_at_one_point(client: int) -
 def test_two_static_links_touching_keep_the_resting_budget(client: int) -> None:
     """An arm's fixed base resting on a table: two links that never move, touching through
     Bullet's points (a capsule base lying on the box ground), and a cube resting beside them.
-    Bullet keeps no manifold between two static links, so the certificates read the pair's
-    closest point, as the full evaluation does, where they found an empty manifold and dropped
-    the budget at every step (PandaPush skipped none of its resting steps): the budget skips all
-    but the first steps of a resting second."""
+    Bullet keeps no manifold between two static links, and they can gain no point: the pair is
+    not followed for gained points (read, its empty manifold dropped the budget at every step;
+    PandaPush skipped none of its resting steps).  The budget skips all but the first steps of
+    a resting second."""
     p.setGravity(0.0, 0.0, -GRAVITY, physicsClientId=client)
     p.setPhysicsEngineParameter(fixedTimeStep=DT, physicsClientId=client)
     p.loadURDF(urdf_path("ground_box.urdf"), useFixedBase=True, physicsClientId=client)

@@ -594,24 +594,20 @@ class ContactFinder:
     def manifold_touch(self, pair: Pair, touched: np.ndarray) -> np.ndarray | None:
         """Where a link pair touching through Bullet's points alone touches now, as :meth:`contacts`
         would find it from Bullet's manifold (as its collision detection left it) and
-        :meth:`touched_points` keep it; None when the pair touches no more, or a point there is
-        gained beside ``touched`` (:meth:`distinguished` would tell it apart).  Bullet keeps no
-        manifold between two static links (an arm's fixed base on its table): the evaluation then
-        takes the pair's closest point, and so does this (:meth:`pair_contacts`)."""
+        :meth:`touched_points` keep it; None when that manifold has no point within the tolerance
+        (the pair touches no more, or through a closest point the evaluation would take instead)
+        or a point there is gained beside ``touched`` (:meth:`distinguished` would tell it apart)."""
         first = pair[0]
         (body_a, link_a), (body_b, link_b) = self._search_order(pair)
         manifold = self.manifold_points(body_a, link_a, body_b, link_b)
-        if manifold:
-            if len(manifold) > 1:
-                kept = self._reduced(
-                    ((manifold[0][1], manifold[0][3]), (manifold[0][2], manifold[0][4])),
-                    [list(point[5]) for point in manifold],
-                    [point[7] for point in manifold],
-                )
-                manifold = [manifold[i] for i in kept]
-            now = [self._local(first, np.array(point[5] if (point[1], point[3]) == first else point[6])) for point in manifold]
-        else:
-            now = [self._local(first, contact.position_on(first)) for contact in self.pair_contacts(pair)]
+        if len(manifold) > 1:
+            kept = self._reduced(
+                ((manifold[0][1], manifold[0][3]), (manifold[0][2], manifold[0][4])),
+                [list(point[5]) for point in manifold],
+                [point[7] for point in manifold],
+            )
+            manifold = [manifold[i] for i in kept]
+        now = [self._local(first, np.array(point[5] if (point[1], point[3]) == first else point[6])) for point in manifold]
         return None if not now or any(_gained(now, touched, self.separation(pair))) else np.array(now)
 
     def single_point(self, pair: Pair) -> bool:

@@ -403,6 +403,8 @@ class ImpactSimulator:
         self._single_dof = frozenset(body.body for body in tracked.bodies if not body.spherical)  # read faster (Snapshot.take)
         #: Bodies with links, whose forward kinematics every Bullet step is followed by (:meth:`_bullet_step`).
         self._articulated = tuple(body.body for body in self.world.bodies if body.num_links > 0)
+        #: The bases of fixed-base tracked bodies: with the static bodies, the links that never move.
+        self._fixed_bases = frozenset((body.body, -1) for body in tracked.bodies if not body.floating)
         self._tracked = tracked
         parameters = p.getPhysicsEngineParameters(physicsClientId=self.client)
         #: The world's time step and its substeps (``fixedTimeStep``, ``numSubSteps``), read at each build.
@@ -679,9 +681,15 @@ class ImpactSimulator:
     def _remember(self, contacts: list[Contact]) -> None:
         """Make ``contacts`` (all within the tolerance) the touching set: their features, a point
         arrived beside a pair's touching ones counted in its pair's, and where the pairs touching
-        through Bullet's points touch."""
+        through Bullet's points touch, but for pairs of two links that never move (an arm's fixed
+        base on its table), which gain no point."""
         self._touching = {contact.feature for contact in contacts if contact.feature[0] != "point"}
-        self._touched = self.finder.touched_points(contacts)
+        static, fixed = self.world.static_bodies, self._fixed_bases
+        self._touched = {
+            pair: points
+            for pair, points in self.finder.touched_points(contacts).items()
+            if not all(link[0] in static or link in fixed for link in pair)
+        }
 
     def _drop_budget(self) -> None:
         if self._resting is not None:
