@@ -255,7 +255,8 @@ class ImpactSimulator:
     bodies : iterable of int, optional
         Bodies whose impacts are intercepted (default: all).
     max_events_per_step : int
-        Events resolved within one Bullet step before Bullet finishes it (default 16).
+        Events resolved within one Bullet step before Bullet finishes it (default 16): within
+        each substep, in a world stepped in substeps.
     on_failure : {"raise", "fallback"}
         When a law fails (``LCPError``, no termination, energy gain): raise
         :class:`ImpactFailure`, or apply the checked Anitescu-Potra outcome instead.
@@ -613,8 +614,9 @@ class ImpactSimulator:
         """Let Bullet take the rest of the step as a trial, and return what arrived in it, or
         None when nothing did (the trial stands).
 
-        A point arrives when its feature (a vertex, or a link pair's closest point) was not in
-        contact at the start and is now, approaching faster than the threshold; a link point
+        A point arrives when its feature (a vertex, a link pair's closest point, or a point Bullet
+        found beside a pair's touching ones, :meth:`.contacts.ContactFinder.distinguished`) was not
+        in contact at the start and is now, approaching faster than the threshold; a link point
         out of contact that Bullet pushed (speculative contact) also counts once it is in
         contact.  One that Bullet held out of contact through the step (a corner bearing load
         beside a foot's touching ones) has not arrived: no impact could include it (an impact's
