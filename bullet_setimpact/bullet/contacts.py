@@ -599,15 +599,8 @@ class ContactFinder:
         or a point there is gained beside ``touched`` (:meth:`distinguished` would tell it apart)."""
         first = pair[0]
         (body_a, link_a), (body_b, link_b) = self._search_order(pair)
-        manifold = self.manifold_points(body_a, link_a, body_b, link_b)
-        if len(manifold) > 1:
-            kept = self._reduced(
-                ((manifold[0][1], manifold[0][3]), (manifold[0][2], manifold[0][4])),
-                [list(point[5]) for point in manifold],
-                [point[7] for point in manifold],
-            )
-            manifold = [manifold[i] for i in kept]
-        now = [self._local(first, np.array(point[5] if (point[1], point[3]) == first else point[6])) for point in manifold]
+        kept = self._reduce([], self.manifold_points(body_a, link_a, body_b, link_b))
+        now = [self._local(first, contact.position_on(first)) for contact in kept]
         return None if not now or any(_gained(now, touched, self.separation(pair))) else np.array(now)
 
     def single_point(self, pair: Pair) -> bool:
@@ -643,10 +636,7 @@ class ContactFinder:
         body, link, local, body_o, link_o = feature[1:]
         origin, rotation = self._pose(body, link)
         point = (origin + rotation @ np.array(local))[None, :]
-        return min(
-            float(self._vertex_distances(point, shape, centre, frame, body_o, link_o, False, reach)[0][0])
-            for shape, (centre, frame) in zip(self._link_shapes(body_o, link_o), self._placements(body_o, link_o), strict=True)
-        )
+        return min(float(gaps[0]) for gaps, _ in self._shape_distances(point, body_o, link_o, False, reach))
 
     def _from_bullet(self, point: tuple) -> Contact:
         body_a, body_b, link_a, link_b = point[1], point[2], point[3], point[4]
@@ -814,11 +804,11 @@ class ContactFinder:
         return vertices, self._all_indices[(body_v, link_v)]
 
     def _shape_distances(
-        self, vertices: np.ndarray, body_s: int, link_s: int, with_normals: bool
+        self, vertices: np.ndarray, body_s: int, link_s: int, with_normals: bool, reach: float | None = None
     ) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """:meth:`_vertex_distances` of world ``vertices`` to each collision shape of link ``s``, in order."""
         return [
-            self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, with_normals)
+            self._vertex_distances(vertices, shape, centre, frame, body_s, link_s, with_normals, reach)
             for shape, (centre, frame) in zip(self._link_shapes(body_s, link_s), self._placements(body_s, link_s), strict=True)
         ]
 
