@@ -126,26 +126,28 @@ def test_every_event_resolves_a_contact_that_arrived() -> None:
     sink between impacts.  An impact needs an arrival: a contact that was not touching when the
     step's detection began and approaches faster than the threshold in the velocity the law
     resolves (the knee loops' constraint velocity taken out).  So every event contains such a
-    contact, and every arrival localized has a feature within the tolerance at the end of the
-    trial step (a point Bullet held out of contact has not arrived, and could not take part in
-    an impact, whose contacts are those within the tolerance).  Counting such a hovering
-    corner as an arrival, or an arrival that separates, resolved as impacts only the touching
-    corners Bullet had left sinking: 91 arrivals of 1 s found no feature in contact, and the
-    robot had 124 events instead of 41.  The robot stands for 1 s; the check is not vacuous:
+    contact, and every arrival is localized with a feature within the tolerance (an impact's
+    contacts are those within it).  A hovering corner held out of contact against the step's
+    forces has not arrived.  Counting it as an arrival, or an arrival that separates, resolved
+    as impacts only the touching corners Bullet had left sinking: 91 arrivals of 1 s found no
+    feature in contact, and the robot had 124 events instead of 41.  A corner approaching on
+    its own that Bullet stopped short of the tolerance has arrived, and is localized before
+    Bullet's push, within the tolerance.  The robot stands for 1 s; the check is not vacuous:
     arrivals with a point Bullet pushed, and events, do occur."""
     client, robot = minitaur_world(DT)
     simulator = ImpactSimulator(get_law("routh"), client._client, seed=0)
     touching_before: list[set] = []
-    arrivals_seen: list[tuple[bool, float]] = []
-    original_detect, original_resolve = simulator._detect, simulator._resolve
+    arrivals_seen: list[tuple[bool, float]] = []  # pushed, gap where localized
+    original_detect, original_localize, original_resolve = simulator._detect, simulator._localize, simulator._resolve
 
     def detect(step: simulator_module._Step) -> simulator_module._Arrival | None:
         touching_before.append(set(simulator._touching or ()))
-        arrival = original_detect(step)
-        if arrival is not None:
-            gaps = simulator.finder.feature_gaps(arrival.features, simulator_module.LOOKAHEAD)
-            arrivals_seen.append((arrival.pushed, min(gaps.values())))
-        return arrival
+        return original_detect(step)
+
+    def localize(step: simulator_module._Step, arrival: simulator_module._Arrival) -> float:
+        tau = original_localize(step, arrival)
+        arrivals_seen.append((arrival.pushed, min(simulator.finder.feature_gaps(arrival.features, simulator_module.LOOKAHEAD).values())))
+        return tau
 
     def resolve(time: float, *touching: object) -> list:
         events = original_resolve(time, *touching)
@@ -160,12 +162,13 @@ def test_every_event_resolves_a_contact_that_arrived() -> None:
                 assert any(arrived), f"an event at t = {time} without an arrival"
         return events
 
-    simulator._detect, simulator._resolve = detect, resolve
+    simulator._detect, simulator._localize, simulator._resolve = detect, localize, resolve
     try:
         for _ in range(240):
             robot.ApplyAction(robot.ConvertFromLegModel(np.zeros(8)))
             simulator.step()
-        assert all(gap <= simulator.contact_tolerance for _, gap in arrivals_seen)
+        tolerance = simulator.contact_tolerance
+        assert all(gap <= tolerance for _, gap in arrivals_seen)
         assert any(pushed for pushed, _ in arrivals_seen) and len(simulator.events) > 1
     finally:
         simulator.close()
@@ -265,6 +268,50 @@ def test_a_capsules_second_end_landing_is_an_impact() -> None:
         assert (toe.problem.normal_velocities(toe.v_plus) >= -1e-9).all()
         assert (simulator.budget_steps > 0) == resting_budget
         runs.append([(event.time, event.v_minus.tolist(), event.v_plus.tolist()) for event in simulator.events])
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize(("tilt", "spin", "speed"), [(0.3, 0.0, 3.0), (0.57, 20.0, 4.0)])
+def test_an_impact_bullet_stops_before_contact_is_resolved_by_the_law(tilt: float, spin: float, speed: float) -> None:
+    """A capsule tilted ``tilt`` about y, its low end 1 mm above the ground, thrown down at
+    ``speed`` and turning at ``spin`` about y (its low end rising).  Its low end's lowest point,
+    ``r = (-0.15 cos(tilt), 0, -0.15 sin(tilt) - 0.04)`` from the centre, has free-flight gap and
+    normal velocity (the tilt turning to ``tilt - spin t``)::
+
+        gap(t) = 1 mm - speed t - g t^2 / 2 + 0.15 (sin(tilt) - sin(tilt - spin t))
+        v_n(t) = -speed - g t + 0.15 spin cos(tilt - spin t)
+
+    so it strikes within the first step (1/240 s): at 0.33 ms at -3.003 m/s, and at 0.68 ms at
+    -1.46 m/s.  Bullet's manifold holds the point at the step's start, 1 mm out, and its
+    speculative contact stops it before contact: within the tolerance (the first world, where
+    the impact used to be resolved at the step's end, at -0.22 m/s, after Bullet had taken
+    2.8 m/s off the approach) or beyond it (the second, where there used to be no event, and
+    Bullet took the impact).  The impact is the law's: one event in the first step, where the
+    free-flight gap is within the tolerance, at ``v_n`` of that time, leaving the end not
+    approaching (Routh's inelastic impact).  Both paths find it bit for bit."""
+    runs = []
+    for resting_budget in (True, False):
+        client = p.connect(p.DIRECT)
+        try:
+            body = _capsule(client, tilt)
+            centre, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+            p.resetBasePositionAndOrientation(body, [*centre[:2], centre[2] - 0.019], orientation, physicsClientId=client)
+            p.resetBaseVelocity(body, [0.0, 0.0, -speed], [0.0, spin, 0.0], physicsClientId=client)
+            simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
+            events = simulator.step()
+            simulator.close()
+        finally:
+            p.disconnect(client)
+        assert len(events) == 1
+        (event,) = events
+        t = event.time
+        gap = 1e-3 - speed * t - GRAVITY * t**2 / 2 + 0.15 * (math.sin(tilt) - math.sin(tilt - spin * t))
+        assert abs(gap) <= simulator.contact_tolerance
+        assert event.problem.normal_velocities(event.v_minus).min() == pytest.approx(
+            -speed - GRAVITY * t + 0.15 * spin * math.cos(tilt - spin * t), abs=1e-3
+        )
+        assert (event.problem.normal_velocities(event.v_plus) >= -1e-9).all()
+        runs.append((t, event.v_minus.tolist(), event.v_plus.tolist()))
     assert runs[0] == runs[1]
 
 

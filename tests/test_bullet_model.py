@@ -19,6 +19,7 @@ import pytest
 
 from bullet_setimpact import ImpactSimulator, JointAxisWarning, RouthImpact
 from bullet_setimpact.bullet import WorldModel
+from bullet_setimpact.bullet.state import Snapshot
 
 # A floating base and two links whose inertial frames are offset AND rotated, with a
 # non-diagonal inertia (Bullet diagonalizes it and turns the inertial frame accordingly).
@@ -661,6 +662,27 @@ def test_spherical_velocity_reads_pybullet_and_writes_back_without_moving(client
         np.testing.assert_array_equal(model.velocity(), new)
     states = p.getJointStatesMultiDof(humanoid, model.body(humanoid).joints, physicsClientId=client)
     np.testing.assert_array_equal([rate for state in states for rate in state[1]], new[6:34])
+
+
+def test_velocity_of_a_snapshot_is_the_velocity_when_it_was_taken(client):
+    """``velocity(snapshot)`` lays out the velocities a Snapshot read (single-DoF rows, spherical
+    rows, free and fixed bases) as ``velocity()`` read them then, bit for bit, whatever the
+    bodies move at since; a snapshot without one of the model's bodies is refused by name."""
+    rng = np.random.default_rng(9)
+    humanoid, _ = drifted_humanoid(client, rng)
+    robot = p.loadURDF("r2d2.urdf", physicsClientId=client)
+    arm = p.loadURDF("kuka_iiwa/model.urdf", useFixedBase=True, physicsClientId=client)
+    box = p.loadURDF("cube.urdf", physicsClientId=client)
+    model = WorldModel(client)
+    randomize(client, model.restrict([robot, arm, box]), rng)
+    bodies = {body.body: body.joints for body in model.bodies}
+    snapshot = Snapshot.take(client, bodies, {body.body for body in model.bodies if not body.spherical})
+    then = model.velocity()
+    model.set_velocity(rng.normal(size=model.nv))
+    np.testing.assert_array_equal(model.velocity(snapshot), then)
+    partial = Snapshot.take(client, {humanoid: bodies[humanoid], robot: bodies[robot]})
+    with pytest.raises(ValueError, match=f"body {arm} with joints"):
+        model.velocity(partial)
 
 
 def test_spherical_extraction_is_fast(client):

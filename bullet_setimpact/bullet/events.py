@@ -116,17 +116,19 @@ def pushed_by_bullet(
     touching: Collection[Feature],
     touching_keys: Collection[PointKey] | None = None,
     points: Sequence[tuple] | None = None,
-) -> list[Feature]:
-    """Features Bullet pushed in the last step while they were out of contact, mapped to the
-    nearest box corner of the pair (or to the pair itself): manifold points with a normal
-    impulse and a gap beyond the tolerance (Bullet's speculative contacts respond before
-    penetration, e.g. a tilted box corner 1 mm above the floor), and any pushed point of a
-    link pair that was not touching at all (Bullet stops a wheel or a mesh landing within
-    the step, so after it the point neither penetrates nor approaches).  ``touching_keys``:
-    the link pairs of ``touching`` as PyBullet's points name them (:func:`~.contacts.point_keys`),
-    when the caller knows them; ``points``: PyBullet's ``getContactPoints()`` after the step,
-    when the caller has read it."""
-    pushed: list[Feature] = []
+) -> dict[Feature, list[tuple]]:
+    """Features Bullet pushed in the last step while they were out of contact, each with its
+    pushed points, mapped to the nearest box corner of the pair (or to the pair itself):
+    manifold points with a normal impulse and a gap beyond the tolerance (Bullet's speculative
+    contacts respond before penetration, e.g. a tilted box corner 1 mm above the floor), and any
+    pushed point of a link pair that was not touching at all (Bullet stops a wheel or a mesh
+    landing within the step, so after it the point neither penetrates nor approaches).
+    ``touching_keys``: the link pairs of ``touching`` as PyBullet's points name them
+    (:func:`~.contacts.point_keys`), when the caller knows them; ``points``: PyBullet's
+    ``getContactPoints()`` after the step, when the caller has read it.  Read before Bullet
+    detects again, a point holds the step's start: ``stepSimulation`` detects before it
+    integrates (:func:`absorbed_impacts`)."""
+    pushed: dict[Feature, list[tuple]] = {}
     if touching_keys is None:
         touching_keys = {key for feature in touching for key in point_keys(feature_pair(feature))}
     for point in contact_points(client) if points is None else points:
@@ -135,9 +137,59 @@ def pushed_by_bullet(
         if point[1] not in dynamic and point[2] not in dynamic:
             continue
         feature = finder.nearest_feature((point[1], point[3]), (point[2], point[4]), np.array(point[5]), np.array(point[6]))
-        if feature not in touching and feature not in pushed:
-            pushed.append(feature)
+        if feature not in touching:
+            pushed.setdefault(feature, []).append(point)
     return pushed
+
+
+def absorbed_impacts(
+    pushed: Mapping[Feature, list[tuple]],
+    end_gaps: Mapping[Feature, float],
+    model: WorldModel,
+    start: np.ndarray,
+    duration: float,
+    threshold: float,
+) -> dict[Feature, float]:
+    """The features among ``pushed`` (:func:`pushed_by_bullet`, the points of a Bullet step of
+    ``duration`` read before Bullet detects again) whose impact Bullet's speculative contact
+    absorbed in that step, each with the gap its free flight would have closed to (``<= 0``).
+
+    A feature's impact was absorbed when one of its points, at the step's start, approached
+    faster than ``threshold``, so fast that its own approach would have taken it into contact
+    within the step (``d + v dt <= 0``, ``d`` Bullet's distance at the start), and when Bullet's
+    impulses at the feature are what kept it out: without them it would have ended the step in
+    contact (``g - dt w lambda <= 0``, ``g`` its gap now from ``end_gaps``, ``w = n J M^-1 J^T``
+    over its points).  A corner held out of contact against the step's forces (bearing load
+    beside a touching foot) does not approach at the start; one whose approach its body's other
+    contacts turned (Bullet's impulse at it about zero) was not stopped by Bullet.  ``start``:
+    the model's velocity at the start; it, ``M`` and the Jacobians are taken at the configuration
+    now, at Bullet's points (where the links were at the start): first order in ``duration``."""
+    configuration = model.configuration()
+    found: dict[Feature, float] = {}
+    mobility: np.ndarray | None = None
+    for feature, points in pushed.items():
+        rows = np.array([_normal_row(model, configuration, point) for point in points])
+        speeds = rows @ start
+        closing = [float(point[8] + speed * duration) for point, speed in zip(points, speeds.tolist(), strict=True) if speed < -threshold]
+        if not closing or min(closing) > 0.0:
+            continue
+        if mobility is None:
+            mobility = np.linalg.inv(configuration.mass_matrix())
+        impulses = np.array([point[9] * duration for point in points])  # normalForce is Bullet's impulse over its step
+        pushed_off = float(np.max(rows @ mobility @ rows.T @ impulses))
+        if end_gaps[feature] - duration * pushed_off <= 0.0:
+            found[feature] = min(closing)
+    return found
+
+
+def _normal_row(model: WorldModel, configuration: Configuration, point: tuple) -> np.ndarray:
+    """``n (J_A - J_B)`` of a Bullet contact point at ``configuration`` (of ``model``): its separating
+    velocity's row, a link of a body the model leaves out taken as still."""
+    jacobians = [
+        configuration.point_jacobian(body, link, np.array(position)) if body in model.body_ids else np.zeros((3, model.nv))
+        for body, link, position in ((point[1], point[3], point[5]), (point[2], point[4], point[6]))
+    ]
+    return np.array(point[7]) @ (jacobians[0] - jacobians[1])
 
 
 class _Landed(Exception):  # noqa: N818 (a signal that ends the root find, not an error)

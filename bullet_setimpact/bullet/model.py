@@ -61,6 +61,7 @@ import pybullet as p
 from .bodies import BodyModel, inspect_body
 from .configuration import Configuration
 from .inventory import check_client, reset_joint_states, world_bodies
+from .state import Snapshot
 
 #: ``targetValue`` for ``resetJointStateMultiDof`` that writes a spherical joint's rates and
 #: leaves its quaternion alone (see the module docstring).
@@ -166,8 +167,12 @@ class WorldModel:
         """Read the current configuration (base poses, joint positions) of every dynamic body."""
         return Configuration(self)
 
-    def velocity(self) -> np.ndarray:
-        """The current world generalized velocity, shape ``(nv,)`` (layout in the module docstring)."""
+    def velocity(self, snapshot: Snapshot | None = None) -> np.ndarray:
+        """The current world generalized velocity, shape ``(nv,)`` (layout in the module docstring),
+        or the one ``snapshot`` holds (a :class:`~.state.Snapshot` of every body of the model,
+        each with the model's joints)."""
+        if snapshot is not None:
+            return self._velocity_of(snapshot)
         client = check_client(self.client)
         v = np.empty(self.nv)
         for model in self.bodies:
@@ -181,6 +186,22 @@ class WorldModel:
             elif model.joints:
                 states = p.getJointStates(model.body, model.joints, physicsClientId=client)
                 block[6 * model.floating :] = [state[1] for state in states]
+        return v
+
+    def _velocity_of(self, snapshot: Snapshot) -> np.ndarray:
+        states = {state.body: state for state in snapshot.bodies}
+        v = np.empty(self.nv)
+        for model in self.bodies:
+            state = states.get(model.body)
+            if state is None or state.joints != tuple(model.joints):
+                raise ValueError(
+                    f"the snapshot does not hold body {model.body} with joints {tuple(model.joints)}; "
+                    "expected a snapshot of every body of the model"
+                )
+            block = v[self._slices[model.body]]
+            if model.floating:
+                block[:3], block[3:6] = state.velocity
+            block[6 * model.floating :] = [rate for rates in state.joint_velocities for rate in rates]
         return v
 
     def set_velocity(self, v: np.ndarray) -> None:

@@ -10,7 +10,8 @@ advanced substep by substep, each through the same stages (:meth:`ImpactSimulato
 1. detect: let Bullet take a trial step; an impact arrives when a link pair came into contact
    (gap <= ``contact_tolerance``) approaching faster than ``impact_velocity_threshold``, or
    Bullet pushed a point that was not in contact (its speculative-contact response) and the
-   point is in contact after the trial;
+   point is in contact after the trial, or Bullet's push stopped it short of contact when its
+   own approach would have taken it in (:func:`.events.absorbed_impacts`);
 2. localize: roll back and find the contact time by root finding on the gap (:mod:`.events`),
    so Bullet never applies its own impact impulse;
 3. resolve: at the event, collect the active contact set once (every point within the
@@ -65,7 +66,7 @@ from .configuration import Configuration
 from .constraints import UserConstraint, constraint_rows, join_clusters, read_constraints
 from .contacts import SEED_MARGIN, Contact, ContactFinder, Feature, Touched
 from .damping import unstable_damping
-from .events import BulletPoints, arrivals, localize, pushed_by_bullet
+from .events import BulletPoints, absorbed_impacts, arrivals, localize, pushed_by_bullet
 from .inventory import check_client
 from .model import WorldModel
 from .motors import MotorHold
@@ -225,8 +226,9 @@ class _Step:
 @dataclass(frozen=True)
 class _Arrival:
     """What a trial step found arriving: the features, whether Bullet pushed any before contact,
-    their gaps after the trial, and the features touching before it and where their link pairs
-    touched (:meth:`.contacts.ContactFinder.distinguished`)."""
+    their gaps after the trial (where Bullet absorbed the impact, its free flight's,
+    :func:`.events.absorbed_impacts`), and the features touching before it and where their link
+    pairs touched (:meth:`.contacts.ContactFinder.distinguished`)."""
 
     features: list[Feature]
     pushed: bool
@@ -618,9 +620,10 @@ class ImpactSimulator:
         found beside a pair's touching ones, :meth:`.contacts.ContactFinder.distinguished`) was not
         in contact at the start and is now, approaching faster than the threshold; a link point
         out of contact that Bullet pushed (speculative contact) also counts once it is in
-        contact.  One that Bullet held out of contact through the step (a corner bearing load
-        beside a foot's touching ones) has not arrived: no impact could include it (an impact's
-        contacts are those within the tolerance).  When nothing was
+        contact, and so does one Bullet stopped short of contact when its own approach would have
+        taken it in: an impact Bullet absorbed, localized on its free flight, before the push
+        (:meth:`_absorbed`).  One that Bullet held out of contact against the step's forces (a
+        corner bearing load beside a foot's touching ones) has not arrived.  When nothing was
         within :data:`LOOKAHEAD`, nothing is measured (free flight).  A quiet step (no event
         before it in this step) that finds nothing arriving opens the resting-contact
         certificates (:mod:`.resting.certificates`); the rest of a step with events does not
@@ -657,7 +660,9 @@ class ImpactSimulator:
         candidates = self.finder.distinguished(contacts, touching, self._touched)
         approaching, arrived = arrivals(self.client, candidates, touching, self.impact_velocity_threshold, self._skewed)
         gaps = self.finder.feature_gaps(arrived + [feature for feature in pushed if feature not in arrived], LOOKAHEAD)
-        pushed = [feature for feature in pushed if gaps[feature] <= self.contact_tolerance]
+        absorbed = self._absorbed(step, pushed, gaps)
+        gaps.update(absorbed)  # a point whose impact Bullet absorbed is localized on its free flight
+        pushed = {feature: points for feature, points in pushed.items() if gaps[feature] <= self.contact_tolerance}
         features = arrived + [feature for feature in pushed if feature not in arrived]
         if not features:  # newcomers still above the surface are caught when they cross it
             arriving = {contact.feature for contact in approaching}
@@ -697,8 +702,18 @@ class ImpactSimulator:
         if self._resting is not None:
             self._resting.drop()
 
-    def _pushed_by_bullet(self, touching: set, points: BulletPoints) -> list[tuple]:
+    def _pushed_by_bullet(self, touching: set, points: BulletPoints) -> dict[Feature, list[tuple]]:
         return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, None, points.manifold)
+
+    def _absorbed(self, step: _Step, pushed: dict[Feature, list[tuple]], gaps: dict[Feature, float]) -> dict[Feature, float]:
+        """The features whose impact Bullet's speculative contacts absorbed out of contact in the
+        trial, each with the gap its free flight closes to (:func:`.events.absorbed_impacts`;
+        ``gaps``: the features' gaps now)."""
+        if not pushed or step.snapshot is None:  # nothing within the lookahead at the start: no manifold either
+            return {}
+        bodies = tuple(sorted({body for points in pushed.values() for point in points for body in point[1:3] if body in self._dynamic}))
+        model = self._model(bodies)
+        return absorbed_impacts(pushed, gaps, model, model.velocity(step.snapshot), step.remaining, self.impact_velocity_threshold)
 
     # ------------------------------------------------------------------ localize
     def _localize(self, step: _Step, arrival: _Arrival) -> float:
