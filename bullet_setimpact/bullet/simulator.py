@@ -706,9 +706,9 @@ class ImpactSimulator:
         return pushed_by_bullet(self.client, self.finder, self._dynamic, self.contact_tolerance, touching, None, points.manifold)
 
     def _absorbed(self, step: _Step, pushed: dict[Feature, list[tuple]], gaps: dict[Feature, float]) -> dict[Feature, float]:
-        """The features whose impact Bullet's speculative contacts absorbed out of contact in the
-        trial, each with the gap its free flight closes to (:func:`.events.absorbed_impacts`;
-        ``gaps``: the features' gaps now)."""
+        """The features of ``pushed`` whose impact Bullet's speculative contacts absorbed in the
+        trial, before contact, each with the gap its free flight closes to
+        (:func:`.events.absorbed_impacts`; ``gaps``: the features' gaps now)."""
         if not pushed or step.snapshot is None:  # nothing within the lookahead at the start: no manifold either
             return {}
         bodies = tuple(sorted({body for points in pushed.values() for point in points for body in point[1:3] if body in self._dynamic}))
