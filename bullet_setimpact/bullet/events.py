@@ -157,9 +157,10 @@ def absorbed_impacts(
     A feature's impact was absorbed when one of its points, at the step's start, approached
     faster than ``threshold``, so fast that its own approach would have taken it into contact
     within the step (``d + v dt <= 0``, ``d`` Bullet's distance at the start), and when Bullet's
-    impulses at the feature are what kept it out: without them it would have ended the step in
+    impulses at the feature are what stopped it: without them it would have ended the step in
     contact (``g - dt w lambda <= 0``, ``g`` its gap now from ``end_gaps``, ``w = n J M^-1 J^T``
-    over its points).  A corner held out of contact against the step's forces (bearing load
+    over its points), as every such feature that ended it in contact did (Bullet stopped it at
+    the surface, not at the time its free flight met it).  A corner held out of contact against the step's forces (bearing load
     beside a touching foot) does not approach at the start; one whose approach its body's other
     contacts turned (Bullet's impulse at it about zero) was not stopped by Bullet.  ``start``:
     the model's velocity at the start; it, ``M`` and the Jacobians are taken at the configuration
