@@ -424,7 +424,7 @@ def build_parser(rollouts: int = 64, workers: int | None = None, script: str | N
     outcome.set_defaults(handler=outcome_set_command, parser=outcome)
 
     show = commands.add_parser("render", help="render one rollout headless (TinyRenderer) to a .gif or .png strip", add_help=False)
-    show.add_argument("-h", "--help", action=_ScenarioHelp)
+    show.add_argument("-h", "--help", action=_ScenarioHelp, help="show this help (and the scenario's parameters after NAME)")
     show.add_argument("name", help="scenario name or .py path")
     show.add_argument("--seed", type=_non_negative_int, default=0, help="rollout seed (default 0)")
     show.add_argument("--out", required=True, help="output file, .gif or .png")

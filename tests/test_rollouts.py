@@ -559,6 +559,36 @@ def test_first_impact_reference_contrasts_the_set_with_plain_bullet() -> None:
     assert len(reference.bullet_energy) == len(reference.bullet_energy_time) > 0
 
 
+def test_a_first_impact_too_large_to_enumerate_shows_one_anitescu_potra_outcome(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Anitescu-Potra outcome takes a search of linear programs (``all_outcomes``); a
+    sphere landing on two resting spheres needs some 44,000 (a minute).  Past the figure's
+    bound the reference holds the one outcome the law resolves, and says so.  The rocking block
+    needs a handful; a bound of one program stands in for a large impact."""
+    from bullet_setimpact.laws import AnitescuPotraImpact
+    from bullet_setimpact.montecarlo import reference as reference_module
+
+    monkeypatch.setattr(reference_module, "ANITESCU_POTRA_PROGRAMS", 1)
+    reference = reference_module.first_impact(SCENARIO, params=FAST)
+    assert reference is not None and not reference.anitescu_potra_complete
+    resolved = AnitescuPotraImpact().resolve(reference.problem, reference.v_minus).v_plus
+    np.testing.assert_array_equal(reference.anitescu_potra, resolved[None, :])
+
+
+def test_the_figure_plots_the_two_contacts_that_strike_fastest() -> None:
+    """A sphere falling onto two resting ones (the sphere stack) strikes at C and D; the
+    resting A and B (on the ground) and E (between them) take part in the impact at rest.  The
+    figure's axes are the two that strike fastest, in label order, among the contacts present
+    in most first impacts."""
+    from bullet_setimpact.viz.plotting import striking_pair
+
+    assert striking_pair({"A": 0.0, "B": 0.0, "C": 0.866, "D": 0.866, "E": 0.0}) == ("C", "D")
+    assert striking_pair({"A": 0.42, "B": 0.42}) == ("A", "B")
+    assert striking_pair({"A": 0.1, "B": 0.2, "C": 0.9}, {"A": 8, "B": 8, "C": 1}) == ("A", "B")
+    results = monte_carlo("sphere_stack", 2, seed=0, executor="serial", params={"duration": 0.02})
+    points = first_impact_normals(results)
+    assert points is not None and points[0] == ("C", "D")
+
+
 def test_one_contact_first_impacts_are_drawn_against_the_rollouts() -> None:
     """A ball's first impact has one contact: the figure's left panel puts each rollout's
     post-impact normal velocity at its index (the recorded values, exactly)."""
@@ -567,4 +597,4 @@ def test_one_contact_first_impacts_are_drawn_against_the_rollouts() -> None:
     drawn = np.asarray(figure.axes[0].collections[0].get_offsets())
     expected = [(record.events[0].normal_after[0], record.index) for record in results.finished]
     np.testing.assert_array_equal(drawn, expected)
-    assert figure.axes[0].get_xlabel().startswith(f"{results.finished[0].events[0].labels[0]}'s velocity")
+    assert figure.axes[0].get_xlabel().startswith(f"{results.finished[0].events[0].labels[0]}'s separating velocity")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,7 +141,9 @@ def rollouts_figure(results: RolloutResults, path: str | None = None, dpi: int =
     rollout 0 in black with its impact events, plain Bullet dashed.  Failed rollouts are
     counted in the title."""
     figure, (normal, energy) = plt.subplots(1, 2, figsize=(13.5, 5.6), width_ratios=(1.45, 1.0), constrained_layout=True)
-    labels = (reference.labels[0], reference.labels[1]) if reference is not None and len(reference.labels) >= 2 else None
+    labels = None
+    if reference is not None and len(reference.labels) >= 2:
+        labels = striking_pair(dict(zip(reference.labels, -reference.problem.normal_velocities(reference.v_minus), strict=True)))
     points = first_impact_normals(results, labels)
     if points is not None:
         _first_impact_panel(normal, results, points, reference)
@@ -192,7 +194,13 @@ def _first_impact_panel(
         simultaneous = project(reference.anitescu_potra)
         style: dict[str, Any] = {"s": 90, "facecolor": "none", "zorder": 5}
         ax.scatter(
-            simultaneous[:, 0], simultaneous[:, 1], marker="s", edgecolor="tab:blue", lw=1.8, label="Anitescu-Potra: all at once", **style
+            simultaneous[:, 0],
+            simultaneous[:, 1],
+            marker="s",
+            edgecolor="tab:blue",
+            lw=1.8,
+            label="Anitescu-Potra: all at once" + ("" if reference.anitescu_potra_complete else " (one outcome; too many to list)"),
+            **style,
         )
         for marker, (order, velocity) in zip(("^", "v", "<", ">") * 8, reference.sequential.items(), strict=False):
             (x, y), words = project(velocity)[0], " then ".join(order.split("-"))
@@ -204,12 +212,12 @@ def _first_impact_panel(
             ax.annotate("plain Bullet", (bx, by), xytext=(10, -4), textcoords="offset points", color="crimson", fontsize=9)
         _sketch(ax, results)
         approach = -reference.problem.normal_velocities(reference.v_minus)[index]
-        speeds = " and ".join(f"{label} at {speed:.3f} m/s" for label, speed in zip((label_x, label_y), approach, strict=True))
-        ax.set_title(f"the first impact: {speeds} strike the ground at {reference.time:.3f} s", fontsize=10)
+        speeds = " and ".join(f"{label} strikes at {speed:.3f} m/s" for label, speed in zip((label_x, label_y), approach, strict=True))
+        ax.set_title(f"the first impact, at {reference.time:.3f} s: {speeds}", fontsize=10)
     else:
         ax.set_title(f"the first impact of each rollout at {label_x} and {label_y}", fontsize=10)
-    ax.set_xlabel(f"{label_x}'s velocity away from the ground after the impact [m/s]")
-    ax.set_ylabel(f"{label_y}'s velocity away from the ground after the impact [m/s]")
+    ax.set_xlabel(f"{label_x}'s separating velocity after the impact [m/s]")
+    ax.set_ylabel(f"{label_y}'s separating velocity after the impact [m/s]")
     ax.axhline(0.0, color="0.6", lw=0.5, zorder=0)
     ax.axvline(0.0, color="0.6", lw=0.5, zorder=0)
     ax.grid(alpha=0.3)
@@ -230,7 +238,7 @@ def _single_contact_panel(ax: plt.Axes, results: RolloutResults, reference: Firs
     if reference is not None and reference.bullet is not None and label in reference.labels:
         bullet = float(reference.problem.normal_velocities(reference.bullet)[reference.labels.index(label)])
         ax.axvline(bullet, color="crimson", ls="--", lw=1.4, label=f"plain Bullet, no hook: {bullet:.3f}")
-    ax.set_xlabel(f"{label}'s velocity away from the ground after the first impact [m/s]")
+    ax.set_xlabel(f"{label}'s separating velocity after the first impact [m/s]")
     ax.set_ylabel("rollout")
     ax.set_title(f"the first impact at {label}, one contact", fontsize=10)
     ax.grid(alpha=0.3)
@@ -275,20 +283,39 @@ def _energy_panel(ax: plt.Axes, results: RolloutResults, reference: FirstImpact 
     ax.grid(alpha=0.3)
 
 
+def striking_pair(approach: Mapping[str, float], presence: Mapping[str, int] | None = None) -> tuple[str, str]:
+    """The two contacts that strike fastest (``approach``: label to approach speed), in label
+    order: a sphere falling onto two resting ones strikes at C and D, not at the resting A and B.
+    With ``presence`` (label to the number of impacts it took part in), those present most
+    often come first."""
+
+    def rank(label: str) -> tuple[int, float, str]:
+        return (-(presence or {}).get(label, 0), -approach[label], label)
+
+    first, second = sorted(sorted(approach, key=rank)[:2])
+    return first, second
+
+
 def first_impact_normals(
     results: RolloutResults, labels: tuple[str, str] | None = None
 ) -> tuple[tuple[str, str], np.ndarray, list[str]] | None:
-    """Two contact labels (``labels``, else the two most frequent in first impacts) and, per
-    finished rollout whose first impact has both, their post-impact normal velocities, shape
-    ``(k, 2)``, and the impact's outcome class; None if there are fewer than two labels."""
+    """Two contact labels (``labels``, else those of the first impacts that take part in most
+    and strike fastest in the mean, :func:`striking_pair`) and, per finished rollout whose first
+    impact has both, their post-impact normal velocities, shape ``(k, 2)``, and the impact's
+    outcome class; None if there are fewer than two labels."""
     if labels is None:
-        frequency: dict[str, int] = {}
+        approaches: dict[str, list[float]] = {}
         for record in results.finished:
-            for label in record.events[0].labels if record.events else ():
-                frequency[label] = frequency.get(label, 0) + 1
-        if len(frequency) < 2:
+            if record.events:
+                event = record.events[0]
+                for label, before in zip(event.labels, event.normal_before, strict=True):
+                    approaches.setdefault(label, []).append(-float(before))
+        if len(approaches) < 2:
             return None
-        first, second = sorted(frequency, key=lambda label: (-frequency[label], label))[:2]
+        first, second = striking_pair(
+            {label: float(np.mean(speeds)) for label, speeds in approaches.items()},
+            {label: len(speeds) for label, speeds in approaches.items()},
+        )
     else:
         first, second = labels
     rows, classes = [], []
