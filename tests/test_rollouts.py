@@ -589,6 +589,29 @@ def test_the_figure_plots_the_two_contacts_that_strike_fastest() -> None:
     assert points is not None and points[0] == ("C", "D")
 
 
+def test_the_energy_panel_is_scaled_to_its_window() -> None:
+    """The energy panel zooms on rollout 0's impacts; a rollout that gains energy after the
+    window (a compass gait lying flat, where its point-mass model's mass matrix is singular,
+    reached 136 J for a step at 0.196 s against the window's 0.2 J) set the y range, and the
+    window's lines lay flat at its bottom.  The y range is that of the lines' values within the
+    window, with a 5 % margin; the impacts' vertical lines (in axes coordinates) do not count."""
+    import matplotlib.pyplot as plt
+
+    from bullet_setimpact.viz.plotting import _fit_y_to_window
+
+    figure, axes = plt.subplots()
+    time = np.linspace(0.0, 0.5, 121)
+    axes.plot(time, np.where(time < 0.19, 0.2 * time / 0.19, 136.0))
+    axes.plot(time, 0.1 + 0.0 * time)
+    axes.axvline(0.05)
+    axes.set_xlim(0.0, 0.1)
+    _fit_y_to_window(axes)
+    shown = 0.2 * time[time <= 0.1] / 0.19
+    bottom, top = 0.0, shown.max()
+    np.testing.assert_allclose(axes.get_ylim(), (bottom - 0.05 * (top - bottom), top + 0.05 * (top - bottom)))
+    plt.close(figure)
+
+
 def test_one_contact_first_impacts_are_drawn_against_the_rollouts() -> None:
     """A ball's first impact has one contact: the figure's left panel puts each rollout's
     post-impact normal velocity at its index (the recorded values, exactly)."""

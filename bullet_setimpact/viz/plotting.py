@@ -275,12 +275,31 @@ def _energy_panel(ax: plt.Axes, results: RolloutResults, reference: FirstImpact 
         low = times[0] - 0.5 * max(times[-1] - times[0], 0.05)
         high = times[-1] + max(times[-1] - times[0], 0.05)
         ax.set_xlim(max(low, 0.0), min(high, float(record.energy_time[-1])))
+        _fit_y_to_window(ax)
     ending = "" if record.failure is None else f", failed at {record.simulated_time:.3f} s"
     ax.set_title(f"kinetic energy around the impacts ({len(record.events)} in rollout {record.index}{ending})", fontsize=10)
     ax.set_xlabel("simulated time [s]")
     ax.set_ylabel("kinetic energy [J]")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
+
+
+def _fit_y_to_window(ax: plt.Axes) -> None:
+    """Scale the y axis to the data lines' values within the x limits, with a 5 % margin:
+    matplotlib scales it to all of them (a compass gait falling on after its impact at 0 s
+    reached 140 J, and the window's 0.1 J lay flat at the bottom)."""
+    x_low, x_high = ax.get_xlim()
+    shown = []
+    for line in ax.get_lines():
+        if line.get_transform() is not ax.transData:  # the impacts' vertical lines, in axes coordinates
+            continue
+        x, y = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+        shown.append(y[(x >= x_low) & (x <= x_high)])
+    values = np.concatenate(shown) if shown else np.zeros(0)
+    if values.size:
+        low, high = float(values.min()), float(values.max())
+        margin = 0.05 * (high - low) if high > low else 0.05 * max(abs(high), 1e-6)
+        ax.set_ylim(low - margin, high + margin)
 
 
 def striking_pair(approach: Mapping[str, float], presence: Mapping[str, int] | None = None) -> tuple[str, str]:
