@@ -167,17 +167,18 @@ def absorbed_impacts(
     now, at Bullet's points (where the links were at the start): first order in ``duration``."""
     configuration = model.configuration()
     found: dict[Feature, float] = {}
-    mobility: np.ndarray | None = None
+    mass_matrix: np.ndarray | None = None
     for feature, points in pushed.items():
         rows = np.array([_normal_row(model, configuration, point) for point in points])
         speeds = rows @ start
         closing = [float(point[8] + speed * duration) for point, speed in zip(points, speeds.tolist(), strict=True) if speed < -threshold]
         if not closing or min(closing) > 0.0:
             continue
-        if mobility is None:
-            mobility = np.linalg.inv(configuration.mass_matrix())
+        if mass_matrix is None:
+            mass_matrix = configuration.mass_matrix()
         impulses = np.array([point[9] * duration for point in points])  # normalForce is Bullet's impulse over its step
-        pushed_off = float(np.max(rows @ mobility @ rows.T @ impulses))
+        # M dv = J^T lambda; least squares, as M of a model with massless links may be singular
+        pushed_off = float(np.max(rows @ np.linalg.lstsq(mass_matrix, rows.T @ impulses, rcond=None)[0]))
         if end_gaps[feature] - duration * pushed_off <= 0.0:
             found[feature] = min(closing)
     return found
