@@ -160,9 +160,10 @@ def absorbed_impacts(
     impulses at the feature are what stopped it: without them it would have ended the step in
     contact (``g - dt w lambda <= 0``, ``g`` its gap now from ``end_gaps``, ``w = n J M^-1 J^T``
     over its points), as every such feature that ended it in contact did (Bullet stopped it at
-    the surface, not at the time its free flight met it).  A corner held out of contact against the step's forces (bearing load
-    beside a touching foot) does not approach at the start; one whose approach its body's other
-    contacts turned (Bullet's impulse at it about zero) was not stopped by Bullet.  ``start``:
+    the surface, not at the time its free flight met it).  A corner held out of contact against
+    the step's forces (bearing load beside a touching foot) does not approach at the start; one
+    whose approach its body's other contacts turned (Bullet's impulse at it about zero) was not
+    stopped by Bullet.  ``start``:
     the model's velocity at the start; it, ``M`` and the Jacobians are taken at the configuration
     now, at Bullet's points (where the links were at the start): first order in ``duration``."""
     configuration = model.configuration()
