@@ -692,11 +692,8 @@ class ImpactSimulator:
         base on its table), which gain no point."""
         self._touching = {contact.feature for contact in contacts if contact.feature[0] != "point"}
         static, fixed = self.world.static_bodies, self._fixed_bases
-        self._touched = {
-            pair: points
-            for pair, points in self.finder.touched_points(contacts).items()
-            if not all(link[0] in static or link in fixed for link in pair)
-        }
+        moving = [contact for contact in contacts if not all(link[0] in static or link in fixed for link in contact.pair)]
+        self._touched = self.finder.touched_points(moving)
 
     def _drop_budget(self) -> None:
         if self._resting is not None:
