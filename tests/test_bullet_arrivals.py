@@ -315,6 +315,40 @@ def test_an_impact_bullet_stops_before_contact_is_resolved_by_the_law(tilt: floa
     assert runs[0] == runs[1]
 
 
+def test_a_toe_the_re_simulations_hold_out_is_resolved_where_it_strikes() -> None:
+    """Heel, then toe, with a toe 0.3 sin 0.08 = 24 mm up: the capsule of the heel-and-toe test
+    tilted 0.08 rad, thrown down at 3 m/s.  The heel strikes at 3 + g t = 3.06 m/s (within the
+    ``g dt / 2`` of Bullet's steps and its default damping, as in the drop test above); angular
+    momentum about it is kept through its impact, ``m v (0.15 cos 0.08) = (I_yy + m d^2) omega``
+    with PyBullet's capsule inertia ``I_yy = 0.012567`` and ``d`` the heel's lowest point from the
+    centre (0.1495, 0.052 m): ``omega = 12.16`` rad/s, so the toe, 0.3 cos 0.08 from the heel,
+    comes down at 3.64 m/s, a little faster after the swing under gravity.  The step that finds
+    it takes it 13.7 mm deep; Bullet's collision detection then puts its point in the manifold,
+    and every re-simulation from the step's start holds it at the surface, never at the
+    root find's target just inside.  The root find closed on the step's end, where Bullet had
+    taken the approach down to 0.49 m/s.  The toe is resolved where it strikes: its gap within
+    the tolerance, approaching at 3.64 m/s to within -2 % / +5 %, on both paths alike."""
+    runs = []
+    for resting_budget in (True, False):
+        client = p.connect(p.DIRECT)
+        try:
+            body = _capsule(client, 0.08)
+            p.resetBaseVelocity(body, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0], physicsClientId=client)
+            simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
+            for _ in range(8):
+                simulator.step()
+            simulator.close()
+        finally:
+            p.disconnect(client)
+        assert len(simulator.events) == 2
+        heel, toe = simulator.events
+        assert heel.problem.normal_velocities(heel.v_minus).min() == pytest.approx(-(3.0 + GRAVITY * heel.time), abs=GRAVITY * DT / 2)
+        assert max(abs(contact.gap) for contact in toe.contacts) <= simulator.contact_tolerance
+        assert -toe.problem.normal_velocities(toe.v_minus).min() == pytest.approx(3.64 * 1.015, rel=0.035)
+        runs.append([(event.time, event.v_minus.tolist(), event.v_plus.tolist()) for event in simulator.events])
+    assert runs[0] == runs[1]
+
+
 def test_a_capsule_rolling_on_its_side_has_no_impact() -> None:
     """A capsule lying flat on the ground, settled for 1 s, then rolled about its axis at 0.3 m/s
     (``omega = v / r``): its line contact moves on with it, and Bullet's points wander along

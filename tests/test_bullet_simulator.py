@@ -497,6 +497,23 @@ def test_localize_stops_once_the_gap_lands_in_its_band() -> None:
     assert tau == pytest.approx((-0.5 + np.sqrt(0.25 + 4 * 4.905 * 1.01e-3)) / 9.81, abs=9.7e-6)
 
 
+def test_localize_takes_the_first_time_within_the_tolerance_when_the_gap_is_held_out() -> None:
+    """A gap closing at 0.5 m/s that a re-simulation holds at the surface, ``g(t) = max(1e-3 -
+    0.5 t, 0)``, while the step that found it ended 1 mm deep (Bullet's speculative contact
+    on a point its detection added since): the target just inside (-1e-5 m) is never reached,
+    and the root find closes on the step's end (4 ms).  With the tolerance 1e-4 m, the event
+    is the first time the gap is within it, ``(1e-3 - 1e-4) / 0.5 = 1.8e-3`` s, bisected to
+    ``xtol = band / speed = 5e-6 / 0.5 = 1e-5`` s (the mean speed over the step,
+    ``(1e-3 + 1e-3) / 4e-3``)."""
+
+    def gap_after(tau: float) -> float:
+        return max(1e-3 - 0.5 * tau, 0.0)
+
+    assert localize(gap_after, 4e-3, -1e-5, 1e-3, -1e-3, 1e-5) == pytest.approx(4e-3, abs=1e-5)
+    tau = localize(gap_after, 4e-3, -1e-5, 1e-3, -1e-3, 1e-5, within=1e-4)
+    assert 1.8e-3 <= tau <= 1.8e-3 + 1e-5 and gap_after(tau) <= 1e-4
+
+
 def test_a_bullet_client_is_accepted_like_its_id() -> None:
     """``ImpactSimulator`` takes a ``pybullet_utils`` ``BulletClient`` as ``hook`` does: the
     simulator works on that client's id."""

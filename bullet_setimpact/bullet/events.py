@@ -204,7 +204,13 @@ class _Landed(Exception):  # noqa: N818 (a signal that ends the root find, not a
 
 
 def localize(
-    gap_after: Callable[[float], float], duration: float, target: float, start_gap: float, end_gap: float, accuracy: float
+    gap_after: Callable[[float], float],
+    duration: float,
+    target: float,
+    start_gap: float,
+    end_gap: float,
+    accuracy: float,
+    within: float | None = None,
 ) -> float:
     """Time ``tau`` in ``(0, duration]`` at which ``gap_after(tau)`` reaches ``target``.
 
@@ -220,6 +226,13 @@ def localize(
     target under gravity alone.  Otherwise ``xtol`` asks for the same band at the mean
     approach speed, as a bound on the bracket.  The returned ``tau`` is the last one
     evaluated whenever a gap landed, so the world is already there.
+
+    A re-simulation may hold the pair out where the step that found it did not (Bullet's
+    speculative contact, on a point its collision detection put in the manifold since): the gap
+    then stays at the surface, above ``target``, and the root find closes on the step's end.
+    With ``within`` (the contact tolerance), that end is replaced by the first time the gap is
+    within it, bisected to ``xtol`` (:func:`_first_within`; the world is then where the last
+    simulation left it, not necessarily there).
     """
     if end_gap >= target:
         return duration
@@ -227,6 +240,7 @@ def localize(
     speed = max(start_gap - end_gap, 0.0) / duration
     band = 0.5 * accuracy
     xtol = min(duration / 64.0, max(1e-12, band / max(speed, 1e-9)))
+    gaps: dict[float, float] = {}  # the gaps simulated, by time
 
     # SciPy's brentq wraps the function in one that refers to itself: a reference cycle that
     # would hold gap_after, and through it the caller's simulator and its world, until the
@@ -236,14 +250,34 @@ def localize(
     def distance_to_target(tau: float) -> float:
         if tau in known:
             return known[tau] - target
-        distance = evaluate[0](tau) - target
+        gaps[tau] = evaluate[0](tau)
+        distance = gaps[tau] - target
         if abs(distance) <= band:
             raise _Landed(tau)
         return distance
 
     try:
-        return float(brentq(distance_to_target, 0.0, duration, xtol=xtol, rtol=4 * np.finfo(float).eps))
-    except _Landed as landed:
-        return landed.tau
+        try:
+            tau = float(brentq(distance_to_target, 0.0, duration, xtol=xtol, rtol=4 * np.finfo(float).eps))
+        except _Landed as landed:
+            return landed.tau
+        if within is None or duration - tau > xtol or not gaps or min(gaps.values()) <= target:
+            return tau
+        return _first_within(evaluate[0], gaps, duration, within, xtol)
     finally:
         evaluate.clear()
+
+
+def _first_within(gap_after: Callable[[float], float], gaps: dict[float, float], duration: float, within: float, xtol: float) -> float:
+    """The first time, to ``xtol``, at which the gap is at most ``within``: bisected between the
+    first simulated time with such a gap (``gaps``: gap by time simulated; the step's end if
+    none) and the last simulated time before it with a larger gap (the start if none)."""
+    high = min((tau for tau, gap in gaps.items() if gap <= within), default=duration)
+    low = max((tau for tau, gap in gaps.items() if tau < high and gap > within), default=0.0)
+    while high - low > xtol:
+        middle = 0.5 * (low + high)
+        if gap_after(middle) > within:
+            low = middle
+        else:
+            high = middle
+    return high

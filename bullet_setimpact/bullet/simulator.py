@@ -747,7 +747,7 @@ class ImpactSimulator:
         if features:
             start_gap = min(min(start_gaps[feature] for feature in features), far)
             end_gap = max(min(arrival.end_gaps[feature] for feature in features), -far)
-            tau = localize(gap_after, step.remaining, target, start_gap, end_gap, accuracy)
+            tau = localize(gap_after, step.remaining, target, start_gap, end_gap, accuracy, self.contact_tolerance)
         else:
             tau = 0.0
         if evaluated[0] != tau:  # brentq's last evaluation is usually the root: the world is there
