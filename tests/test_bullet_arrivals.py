@@ -235,6 +235,28 @@ def _capsule(client: int, tilt: float) -> int:
     return p.createMultiBody(1.0, shape, -1, centre, p.getQuaternionFromEuler([0.0, math.pi / 2 - tilt, 0.0]), physicsClientId=client)
 
 
+def _thrown_capsule(tilt: float, velocity: list[float], spin: float, steps: int, lowered: float = 0.0) -> list[ImpactSimulator]:
+    """The capsule of :func:`_capsule` lowered by ``lowered``, thrown at ``velocity`` turning at
+    ``spin`` about y, and stepped ``steps`` times on both paths, with the resting-contact
+    certificates and without: the two closed simulators, in that order."""
+    simulators = []
+    for resting_budget in (True, False):
+        client = p.connect(p.DIRECT)
+        try:
+            body = _capsule(client, tilt)
+            centre, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+            p.resetBasePositionAndOrientation(body, [*centre[:2], centre[2] - lowered], orientation, physicsClientId=client)
+            p.resetBaseVelocity(body, velocity, [0.0, spin, 0.0], physicsClientId=client)
+            simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
+            for _ in range(steps):
+                simulator.step()
+            simulator.close()
+        finally:
+            p.disconnect(client)
+        simulators.append(simulator)
+    return simulators
+
+
 def test_a_capsules_second_end_landing_is_an_impact() -> None:
     """Heel, then toe: a capsule tilted 0.3 rad, thrown down at 1.2 m/s, lands on its low end
     (one contact: Bullet's point of the pair), pivots, and its other end, 0.3 sin 0.3 = 8.9 cm
@@ -246,21 +268,12 @@ def test_a_capsules_second_end_landing_is_an_impact() -> None:
     leaving neither end approaching (Routh's inelastic impact).  The resting-contact
     certificates, which skip steps in between, find the same events bit for bit."""
     runs = []
-    for resting_budget in (True, False):
-        client = p.connect(p.DIRECT)
-        try:
-            body = _capsule(client, 0.3)
-            p.resetBaseVelocity(body, [0.0, 0.0, -1.2], [0.0, 0.0, 0.0], physicsClientId=client)
-            simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
-            for _ in range(30):
-                simulator.step()
-            simulator.close()
-        finally:
-            p.disconnect(client)
+    for resting_budget, simulator in zip((True, False), _thrown_capsule(0.3, [0.0, 0.0, -1.2], 0.0, 30), strict=True):
         assert len(simulator.events) == 2, [event.time for event in simulator.events]
         heel, toe = simulator.events
         assert len(heel.contacts) == 1
         assert len(toe.contacts) == 2 and heel.time < toe.time
+        (body,) = toe.bodies
         ends = [contact.position_a if contact.body_a == body else contact.position_b for contact in toe.contacts]
         assert np.linalg.norm(ends[0] - ends[1]) == pytest.approx(0.3, abs=0.01)
         speeds = toe.problem.normal_velocities(toe.v_minus)
@@ -290,20 +303,9 @@ def test_an_impact_bullet_stops_before_contact_is_resolved_by_the_law(tilt: floa
     free-flight gap is within the tolerance, at ``v_n`` of that time, leaving the end not
     approaching (Routh's inelastic impact).  Both paths find it bit for bit."""
     runs = []
-    for resting_budget in (True, False):
-        client = p.connect(p.DIRECT)
-        try:
-            body = _capsule(client, tilt)
-            centre, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
-            p.resetBasePositionAndOrientation(body, [*centre[:2], centre[2] - 0.019], orientation, physicsClientId=client)
-            p.resetBaseVelocity(body, [0.0, 0.0, -speed], [0.0, spin, 0.0], physicsClientId=client)
-            simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
-            events = simulator.step()
-            simulator.close()
-        finally:
-            p.disconnect(client)
-        assert len(events) == 1
-        (event,) = events
+    for simulator in _thrown_capsule(tilt, [0.0, 0.0, -speed], spin, 1, lowered=0.019):
+        assert len(simulator.events) == 1
+        (event,) = simulator.events
         t = event.time
         gap = 1e-3 - speed * t - GRAVITY * t**2 / 2 + 0.15 * (math.sin(tilt) - math.sin(tilt - spin * t))
         assert abs(gap) <= simulator.contact_tolerance
@@ -329,17 +331,7 @@ def test_a_toe_the_re_simulations_hold_out_is_resolved_where_it_strikes() -> Non
     taken the approach down to 0.49 m/s.  The toe is resolved where it strikes: its gap within
     the tolerance, approaching at 3.64 m/s to within -2 % / +5 %, on both paths alike."""
     runs = []
-    for resting_budget in (True, False):
-        client = p.connect(p.DIRECT)
-        try:
-            body = _capsule(client, 0.08)
-            p.resetBaseVelocity(body, [0.0, 0.0, -3.0], [0.0, 0.0, 0.0], physicsClientId=client)
-            simulator = ImpactSimulator(get_law("routh"), client, seed=0, resting_budget=resting_budget)
-            for _ in range(8):
-                simulator.step()
-            simulator.close()
-        finally:
-            p.disconnect(client)
+    for simulator in _thrown_capsule(0.08, [0.0, 0.0, -3.0], 0.0, 8):
         assert len(simulator.events) == 2
         heel, toe = simulator.events
         assert heel.problem.normal_velocities(heel.v_minus).min() == pytest.approx(-(3.0 + GRAVITY * heel.time), abs=GRAVITY * DT / 2)
