@@ -296,10 +296,10 @@ def test_an_impact_bullet_stops_before_contact_is_resolved_by_the_law(tilt: floa
 
     so it strikes within the first step (1/240 s): at 0.33 ms at -3.003 m/s, and at 0.68 ms at
     -1.46 m/s.  Bullet's manifold holds the point at the step's start, 1 mm out, and its
-    speculative contact stops it before contact: within the tolerance (the first world, where
-    the impact used to be resolved at the step's end, at -0.22 m/s, after Bullet had taken
-    2.8 m/s off the approach) or beyond it (the second, where there used to be no event, and
-    Bullet took the impact).  The impact is the law's: one event in the first step, where the
+    speculative contact stops it before contact: within the tolerance (the first world: resolved
+    at the step's end, the impact would be at -0.22 m/s, Bullet having taken 2.8 m/s off the
+    approach) or beyond it (the second: no event at all, Bullet taking the impact).  The impact
+    is the law's: one event in the first step, where the
     free-flight gap is within the tolerance, at ``v_n`` of that time, leaving the end not
     approaching (Routh's inelastic impact).  Both paths find it bit for bit."""
     runs = []
@@ -327,8 +327,8 @@ def test_a_toe_the_re_simulations_hold_out_is_resolved_where_it_strikes() -> Non
     comes down at 3.64 m/s, a little faster after the swing under gravity.  The step that finds
     it takes it 13.7 mm deep; Bullet's collision detection then puts its point in the manifold,
     and every re-simulation from the step's start holds it at the surface, never at the
-    root find's target just inside.  The root find closed on the step's end, where Bullet had
-    taken the approach down to 0.49 m/s.  The toe is resolved where it strikes: its gap within
+    root find's target just inside.  A root find closing on the step's end would find Bullet
+    had taken the approach down to 0.49 m/s.  The toe is resolved where it strikes: its gap within
     the tolerance, approaching at 3.64 m/s to within -2 % / +5 %, on both paths alike."""
     runs = []
     for simulator in _thrown_capsule(0.08, [0.0, 0.0, -3.0], 0.0, 8):

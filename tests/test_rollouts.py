@@ -592,8 +592,8 @@ def test_the_figure_plots_the_two_contacts_that_strike_fastest() -> None:
 def test_the_energy_panel_is_scaled_to_its_window() -> None:
     """The energy panel zooms on rollout 0's impacts; a rollout that gains energy after the
     window (a compass gait lying flat, where its point-mass model's mass matrix is singular,
-    reached 136 J for a step at 0.196 s against the window's 0.2 J) set the y range, and the
-    window's lines lay flat at its bottom.  The y range is that of the lines' values within the
+    reached 136 J for a step at 0.196 s against the window's 0.2 J) would set a y range on
+    which the window's lines lie flat at its bottom.  The y range is that of the lines' values within the
     window, with a 5 % margin; the impacts' vertical lines (in axes coordinates) do not count."""
     import matplotlib.pyplot as plt
 

@@ -286,8 +286,8 @@ def _energy_panel(ax: plt.Axes, results: RolloutResults, reference: FirstImpact 
 
 def _fit_y_to_window(ax: plt.Axes) -> None:
     """Scale the y axis to the data lines' values within the x limits, with a 5 % margin:
-    matplotlib scales it to all of them (a compass gait falling on after its impact at 0 s
-    reached 140 J, and the window's 0.1 J lay flat at the bottom)."""
+    matplotlib scales it to all of them, and the window's lines would lie flat at its bottom
+    beside a rollout that gains energy after it (a compass gait lying flat after its fall)."""
     x_low, x_high = ax.get_xlim()
     shown = []
     for line in ax.get_lines():
