@@ -648,12 +648,12 @@ class ImpactSimulator:
         detected = self._resting is not None and self._resting.detected
         nearby = self.finder.pair_gaps(LOOKAHEAD)
         self._near = bool(nearby)
-        if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not self._pushed_by_bullet(touching, points)):
+        pushed = self._pushed_by_bullet(touching, points) if nearby else {}  # from the step's own points, before they are detected again
+        if not nearby or (min(nearby.values()) > self.contact_tolerance + SEED_MARGIN and not pushed):
             self._remember([])
             if nearby and step.quiet:  # approaching through the lookahead: budget the distance left
                 self._start_budget(step, [], nearby)
             return None
-        pushed = self._pushed_by_bullet(touching, points)  # from the step's own points, before they are detected again
         if not detected:
             p.performCollisionDetection(self.client)
         contacts = self.finder.contacts()
